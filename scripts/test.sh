@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, builds (optimised and ASan+UBSan), runs
+# CTest in both builds. This is what CI runs (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+bash scripts/install-deps.sh
+export PATH="$root/.tools/bin:$PATH"          # kubectl and helm from the install step
+export KUBECTL="$root/.tools/bin/kubectl"
+jobs=$(nproc)
+
+step() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+
+step "build: release"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+
+step "test: release"
+(cd build && ctest --output-on-failure -j"$jobs" --timeout 600)
+
+step "build: asan+ubsan"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKCP_SANITIZE=ON -DKCP_BENCH=OFF >/dev/null
+cmake --build build-asan -j"$jobs"
+
+step "test: asan+ubsan"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-asan && ctest --output-on-failure -j"$jobs" --timeout 900)
+
+step "all tests passed"
