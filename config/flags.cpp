@@ -55,6 +55,10 @@ Settings parseFlags(int argc, const char* const* argv) {
     app.parse(argc, const_cast<char**>(argv));
   } catch (const CLI::CallForHelp&) {
     throw ExitRequest{0, helpText()};
+  } catch (const CLI::ArgumentMismatch& e) {
+    // CLI11 words it "--listen: 1 required TEXT missing"; say it plainly.
+    const std::string message = e.what();
+    throw ConfigError(message.substr(0, message.find(':')) + ": needs a value (see --help)");
   } catch (const CLI::ParseError& e) {
     throw ConfigError(std::string(e.what()) + " (see --help)");
   }
