@@ -10,7 +10,7 @@ namespace config {
 
 namespace {
 
-std::string keyOrigin(const std::string& key, const std::string& path) { return key + " in " + path; }
+std::string keyOrigin(const std::string& key, const std::string& path) { return path + ": " + key; }
 
 // YAML spells booleans many ways (true, yes, on); the value parsers speak Go's
 // strconv.ParseBool, so normalize what YAML itself calls a boolean.

@@ -11,7 +11,7 @@
 namespace config {
 
 // One value and where it came from, for error messages:
-// `--listen` or `listen in /etc/kube-cache-proxy.yaml`.
+// `--listen` or `/etc/kube-cache-proxy.yaml: listen`.
 struct Setting {
   std::string value;
   std::string origin;
