@@ -40,7 +40,8 @@ class Kubeconfig {
   // The `kind` entry (cluster, user, context) of the list `list` named `name`.
   YAML::Node findNamed(const char* list, const char* kind, const std::string& name) const {
     const YAML::Node entries = root_[list];
-    if (entries && !entries.IsNull() && !entries.IsSequence()) throw error(std::string(list) + ": want a list");
+    if (!entries) return YAML::Node(YAML::NodeType::Undefined);
+    if (!entries.IsNull() && !entries.IsSequence()) throw error(std::string(list) + ": want a list");
     if (entries.IsSequence()) {
       for (const YAML::Node& entry : entries) {
         if (entry.IsMap() && entry["name"] && entry["name"].IsScalar() && entry["name"].Scalar() == name) {
@@ -219,7 +220,12 @@ void Kubeconfig::applyUser(const std::string& name, UpstreamConfig& out) const {
 }  // namespace
 
 UpstreamConfig readKubeconfig(const std::filesystem::path& path, const std::optional<Setting>& context) {
-  return Kubeconfig(path).upstream(context);
+  try {
+    return Kubeconfig(path).upstream(context);
+  } catch (const YAML::Exception& e) {
+    // A shape this reader did not anticipate; still one line, still naming the file.
+    throw ConfigError("kubeconfig " + path.string() + ": " + e.msg);
+  }
 }
 
 }  // namespace config
