@@ -1,6 +1,5 @@
 #include "config/duration.h"
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -45,22 +44,30 @@ std::chrono::nanoseconds parseDuration(std::string_view text) {
   if (text == "0") return std::chrono::nanoseconds{0};
   if (text.empty()) throw invalid();
 
-  // Accumulate in long double: 64 bits of mantissa represent every int64
-  // nanosecond count exactly, and the range check below catches overflow.
-  long double total = 0;
+  // Integer arithmetic, as in Go: floating point would turn "0.1s" into
+  // 99999999ns. 128 bits hold any int64 count times the largest unit.
+  constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
+  __int128 total = 0;
   while (!text.empty()) {
     size_t i = 0;
-    long double whole = 0;
-    while (i < text.size() && isDigit(text[i])) whole = whole * 10 + (text[i++] - '0');
+    __int128 whole = 0;
+    while (i < text.size() && isDigit(text[i])) {
+      whole = whole * 10 + (text[i++] - '0');
+      if (whole > kMax) throw invalid();
+    }
     const bool has_whole = i > 0;
-    long double fraction = 0;
+    // Digits past 18 are below a nanosecond for every unit; they are dropped.
+    int64_t fraction = 0;
+    int64_t scale = 1;
     bool has_fraction = false;
     if (i < text.size() && text[i] == '.') {
       ++i;
-      long double scale = 1;
       while (i < text.size() && isDigit(text[i])) {
-        scale /= 10;
-        fraction += scale * (text[i++] - '0');
+        if (scale < 1'000'000'000'000'000'000) {
+          fraction = fraction * 10 + (text[i] - '0');
+          scale *= 10;
+        }
+        ++i;
         has_fraction = true;
       }
     }
@@ -77,11 +84,11 @@ std::chrono::nanoseconds parseDuration(std::string_view text) {
     if (unit == nullptr) {
       throw std::invalid_argument("unknown unit " + inQuotes(unit_name) + " in duration " + inQuotes(original));
     }
-    total += (whole + fraction) * unit->nanoseconds;
-    if (total > static_cast<long double>(std::numeric_limits<int64_t>::max())) throw invalid();
+    total += whole * unit->nanoseconds + static_cast<__int128>(fraction) * unit->nanoseconds / scale;
+    if (total > kMax) throw invalid();
     text.remove_prefix(unit_end);
   }
-  const auto count = static_cast<int64_t>(std::floor(total));
+  const auto count = static_cast<int64_t>(total);
   return std::chrono::nanoseconds{negative ? -count : count};
 }
 

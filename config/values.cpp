@@ -67,8 +67,13 @@ ListenAddress parseListen(const Setting& setting) {
     out.host = out.host.substr(1, out.host.size() - 2);
     in6_addr address{};
     if (inet_pton(AF_INET6, out.host.c_str(), &address) != 1) fail(setting, "invalid IPv6 address");
+  } else if (!out.host.empty() && out.host.front() == '[') {
+    fail(setting, "want host:port, e.g. [::1]:8001");
   } else if (out.host.find(':') != std::string::npos) {
     fail(setting, "IPv6 addresses go in brackets, e.g. [::1]:8001");
+  } else if (!std::all_of(out.host.begin(), out.host.end(),
+                          [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '.' || c == '_'; })) {
+    fail(setting, "invalid host");
   }
   // Go's ":8001" means every interface.
   if (out.host.empty()) out.host = "0.0.0.0";

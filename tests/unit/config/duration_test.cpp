@@ -22,6 +22,14 @@ TEST_CASE("Durations accept Go's units and compound forms") {
   CHECK(parseDuration("-3s") == -3s);
 }
 
+TEST_CASE("Decimal fractions are exact, not rounded through floating point") {
+  CHECK(parseDuration("0.1s") == 100ms);
+  CHECK(parseDuration("0.3s") == 300ms);
+  CHECK(parseDuration("1.001s") == 1001ms);
+  CHECK(parseDuration("0.000000001s") == 1ns);
+  CHECK(parseDuration("1.0000000000000000000001s") == 1s);
+}
+
 TEST_CASE("A bare zero is the only duration without a unit") {
   CHECK(parseDuration("0") == 0s);
   CHECK(parseDuration("-0") == 0s);

@@ -53,6 +53,10 @@ TEST_CASE("--listen rejects values that are not host:port") {
         "kube-cache-proxy: --listen \"8001\": want host:port, e.g. 127.0.0.1:8001");
   CHECK(loadError(withUpstream({"--listen", "::1:8001"}), env) ==
         "kube-cache-proxy: --listen \"::1:8001\": IPv6 addresses go in brackets, e.g. [::1]:8001");
+  CHECK(loadError(withUpstream({"--listen", "[::1]"}), env) ==
+        "kube-cache-proxy: --listen \"[::1]\": want host:port, e.g. [::1]:8001");
+  CHECK(loadError(withUpstream({"--listen", "my host:80"}), env) ==
+        "kube-cache-proxy: --listen \"my host:80\": invalid host");
   CHECK(loadError(withUpstream({"--listen", "[zz]:1"}), env) ==
         "kube-cache-proxy: --listen \"[zz]:1\": invalid IPv6 address");
   CHECK(loadError(withUpstream({"--listen", "127.0.0.1:70000"}), env) ==
