@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -90,7 +91,10 @@ struct Config {
   std::vector<std::string> warnings;
 };
 
-// Reads argv (without interpreting argv[0]), the `--config` file if any, and
+// For sharing one loaded Config across threads.
+using ConfigConstSharedPtr = std::shared_ptr<const Config>;
+
+// Reads argv (argv[0] is the program name), the `--config` file if any, and
 // the upstream's kubeconfig or in-cluster settings.
 // Throws ConfigError (one-line message) or ExitRequest (--help, --version).
 Config load(int argc, const char* const* argv, const Environment& env);

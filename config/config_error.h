@@ -9,6 +9,7 @@ namespace config {
 // The configuration is unusable. what() is one line meant for a human, naming
 // the flag, file or key at fault, e.g.
 //   kube-cache-proxy: --context "prod": no such context in /root/.kube/config
+// main prints what() to stderr and exits non-zero.
 class ConfigError : public std::runtime_error {
  public:
   // `detail` is the message without the program-name prefix.

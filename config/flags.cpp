@@ -52,7 +52,7 @@ Settings parseFlags(int argc, const char* const* argv) {
 
   try {
     // CLI11 reads argv[0] as the program name.
-    app.parse(argc, const_cast<char**>(argv));
+    app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     throw ExitRequest{0, helpText()};
   } catch (const CLI::ArgumentMismatch& e) {
