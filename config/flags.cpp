@@ -89,6 +89,10 @@ Settings overlay(const Settings& flags, const Settings& file) {
   for (const ListField& field : kListFields) {
     if (flags.*field.member) out.*field.member = flags.*field.member;
   }
+  // Choosing a kubeconfig on the command line is choosing the upstream: it
+  // beats an `upstream` from the file, which would otherwise win by the
+  // resolution order and silently ignore the flag.
+  if (!flags.upstream && (flags.kubeconfig || flags.context)) out.upstream.reset();
   out.config_file = flags.config_file;
   return out;
 }

@@ -75,7 +75,8 @@ inline constexpr ListField kListFields[] = {
     {"no-cache", &Settings::no_cache},
 };
 
-// Each field of `flags` that is set, else the field of `file`.
+// Each field of `flags` that is set, else the field of `file`; and a
+// --kubeconfig or --context flag drops the file's `upstream`.
 Settings overlay(const Settings& flags, const Settings& file);
 
 // Parses argv. Throws ExitRequest for --help/--version, ConfigError otherwise.

@@ -64,6 +64,24 @@ write-sync: true
   CHECK_FALSE(c.write_sync);
 }
 
+TEST_CASE("--kubeconfig or --context on the command line beats an upstream from the config file") {
+  config::test::TempDir dir;
+  const auto kubeconfig = dir.write("kubeconfig", R"(
+current-context: a
+clusters: [{name: c, cluster: {server: "https://from-kubeconfig:6443"}}]
+contexts: [{name: a, context: {cluster: c}}, {name: b, context: {cluster: c}}]
+)");
+  const auto file = dir.write("proxy.yaml", "upstream: http://from-file:8080\nkubeconfig: " + kubeconfig.string() + "\n");
+  const auto env = config::test::emptyEnvironment(dir);
+  CHECK(loadArgs({"--config", file.string()}, env).upstream.host == "from-file");
+  CHECK(loadArgs({"--config", file.string(), "--kubeconfig", kubeconfig.string()}, env).upstream.host ==
+        "from-kubeconfig");
+  const auto with_context = loadArgs({"--config", file.string(), "--context", "b"}, env);
+  CHECK(with_context.upstream.host == "from-kubeconfig");
+  CHECK(with_context.upstream.origin.find("context \"b\"") != std::string::npos);
+  CHECK(loadArgs({"--config", file.string(), "--upstream", "http://from-flag"}, env).upstream.host == "from-flag");
+}
+
 TEST_CASE("Lists in the config file may be YAML sequences or comma-separated strings") {
   config::test::TempDir dir;
   const auto file = dir.write("proxy.yaml", "upstream: http://127.0.0.1:6443\ncache: pods, configmaps\n"
