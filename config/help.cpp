@@ -36,8 +36,9 @@ Logging:
   -v, --v N                 log verbosity, 0 to 9 (default 0)
 
 Other:
-  --config FILE             YAML file whose keys are the flag names above (listen: ..., cache: [...]);
-                            flags on the command line win over the file
+  --config FILE             YAML file whose keys are the long flag names above (listen, v, cache, ...);
+                            flags on the command line win over the file, and relative paths
+                            in it are relative to the file
   -h, --help                print this help
   --version                 print the version
 
