@@ -1,0 +1,108 @@
+#pragma once
+// The proxy's configuration: what `load()` returns after reading flags, the
+// optional config file, and the upstream's kubeconfig or in-cluster settings.
+//
+// Contract: a `Config` is plain data, complete and validated. Every path has
+// been checked, every PEM has been read and parsed, every duration and list
+// has been parsed. Nothing in it is re-read later except the bearer token
+// file, whose *path* is carried on purpose (projected tokens rotate on disk).
+// cmd maps it onto each module's own Options struct; no other module includes
+// this header.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config_error.h"
+#include "config/environment.h"
+
+namespace config {
+
+enum class LogFormat { Text, Json };
+
+// Sidecar: one client application next to the proxy, listening on loopback.
+// Gateway: many clients share the proxy, typically behind a Service.
+enum class Mode { Sidecar, Gateway };
+
+// Where the upstream settings came from, so start-up logs can say so.
+enum class UpstreamSource { Flag, Kubeconfig, InCluster };
+
+struct ListenAddress {
+  std::string host;   // IP literal or name, without brackets
+  uint16_t port = 0;  // 0: pick a free port at bind time
+  std::string toString() const;  // "127.0.0.1:8001", "[::1]:8001"
+  bool operator==(const ListenAddress&) const = default;
+};
+
+// A resource as named on the command line: "pods", "deployments.apps".
+// `group` is empty for the core group.
+struct GroupResource {
+  std::string resource;
+  std::string group;
+  std::string toString() const;
+  bool operator==(const GroupResource&) const = default;
+};
+
+// Carries exactly what proxy::UpstreamOptions needs, field for field, plus
+// provenance for logging.
+struct UpstreamConfig {
+  std::string scheme = "https";  // "http" or "https"
+  std::string host;              // DNS name or IP literal, no brackets
+  uint16_t port = 443;
+  std::string path_prefix;  // "" or "/k8s/clusters/c-1" (no trailing slash)
+
+  std::string ca_pem;  // empty: the system roots
+  bool insecure_skip_tls_verify = false;
+  std::string tls_server_name;
+  std::string client_cert_pem;
+  std::string client_key_pem;
+
+  // Both may be set (kubeconfig `token` plus `tokenFile`); the file wins.
+  std::string bearer_token;
+  std::string bearer_token_file;
+
+  std::chrono::milliseconds connect_timeout{5000};
+
+  UpstreamSource source = UpstreamSource::Flag;
+  std::string origin;  // e.g. `kubeconfig /root/.kube/config, context "prod"`
+};
+
+struct Config {
+  ListenAddress listen{"127.0.0.1", 8001};
+  UpstreamConfig upstream;
+
+  LogFormat log_format = LogFormat::Text;
+  int verbosity = 0;  // klog-style 0..9
+  // 0: let the server choose (one per core).
+  unsigned io_threads = 0;
+  std::chrono::milliseconds shutdown_timeout{5000};
+
+  // Resources to cache; empty means the proxy's default set. `no_cache` is
+  // never served from the cache. The two lists are disjoint.
+  std::vector<GroupResource> cache;
+  std::vector<GroupResource> no_cache;
+  bool write_sync = false;  // after a write, wait until the cache has seen it
+  std::string state_dir;    // empty: no on-disk state
+  Mode mode = Mode::Sidecar;
+
+  // Non-fatal findings for main to log once the logger exists.
+  std::vector<std::string> warnings;
+};
+
+// For sharing one loaded Config across threads.
+using ConfigConstSharedPtr = std::shared_ptr<const Config>;
+
+// Reads argv (argv[0] is the program name), the `--config` file if any, and
+// the upstream's kubeconfig or in-cluster settings.
+// Throws ConfigError (one-line message) or ExitRequest (--help, --version).
+Config load(int argc, const char* const* argv, const Environment& env);
+
+// The --help text, ending in a newline.
+std::string helpText();
+
+// "kube-cache-proxy <version>\n"
+std::string versionText();
+
+}  // namespace config

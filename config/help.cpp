@@ -1,0 +1,49 @@
+#include "config/config.h"
+
+namespace config {
+
+std::string versionText() { return std::string("kube-cache-proxy ") + KCP_CONFIG_VERSION + "\n"; }
+
+std::string helpText() {
+  return R"(kube-cache-proxy serves GET, LIST and WATCH for Kubernetes resources from an
+in-memory cache, with the apiserver's resourceVersion semantics, and passes
+writes straight through to the apiserver.
+
+Usage:
+  kube-cache-proxy [flags]
+
+Upstream (first match wins):
+  --upstream URL            apiserver URL (http or https); only --token-file adds credentials
+  --kubeconfig PATH         kubeconfig to read (default: first file in $KUBECONFIG, then ~/.kube/config)
+  --context NAME            kubeconfig context (default: its current-context)
+  --token-file PATH         bearer token file, re-read when it changes; overrides any other token
+                            With none of the above: in-cluster service account, if in a pod.
+
+Serving:
+  --listen HOST:PORT        address to listen on (default 127.0.0.1:8001; port 0 picks a free port)
+  --mode sidecar|gateway    deployment shape (default sidecar)
+  --io-threads N            server I/O threads (default 0: one per core)
+  --shutdown-timeout DUR    how long to drain clients on SIGTERM (default 5s)
+
+Caching:
+  --cache LIST              resources to cache, e.g. pods,configmaps,deployments.apps
+  --no-cache LIST           resources never served from the cache
+  --write-sync              after a write, wait until the cache has seen it (read-your-writes)
+  --state-dir DIR           directory for on-disk state (default: none)
+
+Logging:
+  --log-format text|json    log line format (default text)
+  -v, --v N                 log verbosity, 0 to 9 (default 0)
+
+Other:
+  --config FILE             YAML file whose keys are the long flag names above (listen, v, cache, ...);
+                            flags on the command line win over the file, and relative paths
+                            in it are relative to the file
+  -h, --help                print this help
+  --version                 print the version
+
+Durations use Go syntax: 5s, 1m30s, 250ms.
+)";
+}
+
+}  // namespace config

@@ -1,0 +1,88 @@
+#pragma once
+// Settings as text, before validation: what the command line or the config
+// file said, and where it said it. Both sources produce this shape so that one
+// set of value parsers serves both and "flag wins over file" is a field-wise
+// merge.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace config {
+
+// One value and where it came from, for error messages:
+// `--listen` or `/etc/kube-cache-proxy.yaml: listen`.
+struct Setting {
+  std::string value;
+  std::string origin;
+};
+
+struct ListSetting {
+  std::vector<std::string> values;
+  std::string origin;
+};
+
+struct Settings {
+  std::optional<Setting> listen;
+  std::optional<Setting> upstream;
+  std::optional<Setting> kubeconfig;
+  std::optional<Setting> context;
+  std::optional<Setting> token_file;
+  std::optional<Setting> log_format;
+  std::optional<Setting> verbosity;
+  std::optional<Setting> io_threads;
+  std::optional<Setting> shutdown_timeout;
+  std::optional<Setting> write_sync;
+  std::optional<Setting> state_dir;
+  std::optional<Setting> mode;
+  std::optional<ListSetting> cache;
+  std::optional<ListSetting> no_cache;
+  std::optional<Setting> config_file;  // command line only
+};
+
+// Describes one scalar setting once, for the flag parser, the config file
+// reader and the merge. `name` is the long flag without dashes and also the
+// config file key.
+struct ScalarField {
+  const char* name;
+  std::optional<Setting> Settings::*member;
+  bool is_path;  // relative paths in the config file are resolved against its directory
+};
+
+struct ListField {
+  const char* name;
+  std::optional<ListSetting> Settings::*member;
+};
+
+// Everything settable in both places (so not `config`).
+inline constexpr ScalarField kScalarFields[] = {
+    {"listen", &Settings::listen, false},
+    {"upstream", &Settings::upstream, false},
+    {"kubeconfig", &Settings::kubeconfig, true},
+    {"context", &Settings::context, false},
+    {"token-file", &Settings::token_file, true},
+    {"log-format", &Settings::log_format, false},
+    {"v", &Settings::verbosity, false},
+    {"io-threads", &Settings::io_threads, false},
+    {"shutdown-timeout", &Settings::shutdown_timeout, false},
+    {"write-sync", &Settings::write_sync, false},
+    {"state-dir", &Settings::state_dir, true},
+    {"mode", &Settings::mode, false},
+};
+
+inline constexpr ListField kListFields[] = {
+    {"cache", &Settings::cache},
+    {"no-cache", &Settings::no_cache},
+};
+
+// Each field of `flags` that is set, else the field of `file`; and a
+// --kubeconfig or --context flag drops the file's `upstream`.
+Settings overlay(const Settings& flags, const Settings& file);
+
+// Parses argv. Throws ExitRequest for --help/--version, ConfigError otherwise.
+Settings parseFlags(int argc, const char* const* argv);
+
+// Reads the YAML config file named by `path` (keys are the long flag names).
+Settings readConfigFile(const std::string& path);
+
+}  // namespace config

@@ -1,0 +1,20 @@
+#pragma once
+// Picks the upstream apiserver, in this order:
+//   1. --upstream URL: no credentials except --token-file;
+//   2. a kubeconfig: --kubeconfig, else the first existing file in
+//      $KUBECONFIG, else ~/.kube/config if it exists;
+//   3. in-cluster (KUBERNETES_SERVICE_HOST/PORT plus the service account);
+//   4. otherwise an error.
+// --token-file replaces whatever token the kubeconfig or service account had.
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "config/settings.h"
+
+namespace config {
+
+UpstreamConfig resolveUpstream(const Settings& settings, const Environment& env, std::vector<std::string>& warnings);
+
+}  // namespace config

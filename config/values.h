@@ -1,0 +1,25 @@
+#pragma once
+// Parsers from setting text to typed values. Each throws ConfigError naming
+// the setting's origin and the offending text:
+//   --log-format "xml": want text or json
+
+#include <chrono>
+#include <vector>
+
+#include "config/config.h"
+#include "config/settings.h"
+
+namespace config {
+
+ListenAddress parseListen(const Setting& setting);  // "host:port", "[::1]:port", ":port"
+LogFormat parseLogFormat(const Setting& setting);
+Mode parseMode(const Setting& setting);
+int parseVerbosity(const Setting& setting);  // 0..9
+unsigned parseIoThreads(const Setting& setting);
+std::chrono::milliseconds parseTimeout(const Setting& setting);  // Go duration, >= 0
+bool parseBool(const Setting& setting);  // Go strconv.ParseBool spellings
+std::vector<GroupResource> parseResourceList(const ListSetting& setting);
+
+bool isLoopback(const std::string& host);
+
+}  // namespace config
