@@ -8,9 +8,9 @@ namespace {
 
 constexpr char kLowerHex[] = "0123456789abcdef";
 
-// Decodes one UTF-8 sequence at s[i]. Returns the rune and its width; an invalid or
-// truncated sequence yields {-1, 1}, as Go's utf8.DecodeRuneInString reports RuneError/1.
-std::pair<int32_t, size_t> decodeRune(std::string_view s, size_t i) {
+}  // namespace
+
+std::pair<int32_t, size_t> decodeUtf8(std::string_view s, size_t i) {
   const auto b0 = static_cast<unsigned char>(s[i]);
   if (b0 < 0x80) return {b0, 1};
   size_t width = 0;
@@ -34,6 +34,27 @@ std::pair<int32_t, size_t> decodeRune(std::string_view s, size_t i) {
   if (rune < min || rune > 0x10FFFF || (rune >= 0xD800 && rune <= 0xDFFF)) return {-1, 1};
   return {rune, width};
 }
+
+void appendUtf8(std::string& out, int32_t rune) {
+  auto r = static_cast<uint32_t>(rune < 0 ? 0xFFFD : rune);
+  if (r < 0x80) {
+    out.push_back(static_cast<char>(r));
+  } else if (r < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
+    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  } else if (r < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  }
+}
+
+namespace {
 
 // Approximates Go's strconv.IsPrint for non-ASCII runes: the C1 controls, the Latin-1
 // spaces/format characters, Unicode separators and format characters, private use and
@@ -91,7 +112,7 @@ std::string goQuote(std::string_view s) {
   out.reserve(s.size() + 2);
   out.push_back('"');
   for (size_t i = 0; i < s.size();) {
-    auto [rune, width] = decodeRune(s, i);
+    auto [rune, width] = decodeUtf8(s, i);
     if (rune < 0) {
       out.append("\\x");
       appendHex(out, static_cast<unsigned char>(s[i]), 2);

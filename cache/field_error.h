@@ -41,6 +41,12 @@ class ParseResult {
   std::string error_;
 };
 
+// One UTF-8 sequence at s[i]: {rune, width}. Invalid or truncated input yields {-1, 1},
+// where Go reports utf8.RuneError with width 1.
+std::pair<int32_t, size_t> decodeUtf8(std::string_view s, size_t i);
+// Appends the UTF-8 encoding of `rune`, or of U+FFFD for -1 (as Go's WriteRune does).
+void appendUtf8(std::string& out, int32_t rune);
+
 // strconv.Quote: the %q rendering used inside every apiserver validation message.
 std::string goQuote(std::string_view s);
 
