@@ -14,15 +14,15 @@
 
 namespace cache {
 
-// A parsed value or the error text the apiserver would have produced. Its surface is a
-// subset of std::expected<T, std::string>, so it can be swapped for it under C++23.
-template <class T>
+// A parsed value or the error the apiserver would have produced (by default its text).
+// Its surface is a subset of std::expected<T, E>, so it can be swapped for it under C++23.
+template <class T, class E = std::string>
 class ParseResult {
  public:
   ParseResult(T value) : value_(std::move(value)) {}  // NOLINT: implicit like std::expected
-  static ParseResult failure(std::string message) {
+  static ParseResult failure(E error) {
     ParseResult r;
-    r.error_ = std::move(message);
+    r.error_ = std::move(error);
     return r;
   }
   bool has_value() const { return value_.has_value(); }
@@ -33,12 +33,12 @@ class ParseResult {
   const T& operator*() const { return *value_; }
   const T* operator->() const { return &*value_; }
   // Only meaningful when !has_value().
-  const std::string& error() const { return error_; }
+  const E& error() const { return error_; }
 
  private:
   ParseResult() = default;
   std::optional<T> value_;
-  std::string error_;
+  E error_{};
 };
 
 // One UTF-8 sequence at s[i]: {rune, width}. Invalid or truncated input yields {-1, 1},
