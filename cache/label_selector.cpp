@@ -346,8 +346,9 @@ bool hasValue(const LabelRequirement& requirement, std::string_view value) {
 
 }  // namespace
 
-bool LabelRequirement::matches(const Labels& labels) const {
-  const auto value = lookup(labels, key);
+bool LabelRequirement::matches(const Labels& labels) const { return matchesValue(lookup(labels, key)); }
+
+bool LabelRequirement::matchesValue(std::optional<std::string_view> value) const {
   switch (op) {
     case LabelOperator::In:
     case LabelOperator::Equals:
@@ -381,9 +382,16 @@ LabelSelector::Result LabelSelector::parse(std::string_view selector) {
   return LabelSelector(std::move(requirements));
 }
 
+// Requirements and labels are both sorted by key, so one forward pass finds every key:
+// each search starts where the previous one ended.
 bool LabelSelector::matches(const Labels& labels) const {
+  auto from = labels.begin();
   for (const auto& requirement : requirements_) {
-    if (!requirement.matches(labels)) return false;
+    from = std::lower_bound(from, labels.end(), requirement.key,
+                            [](const auto& entry, std::string_view k) { return entry.first < k; });
+    std::optional<std::string_view> value;
+    if (from != labels.end() && from->first == requirement.key) value = from->second;
+    if (!requirement.matchesValue(value)) return false;
   }
   return true;
 }

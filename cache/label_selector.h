@@ -32,6 +32,8 @@ struct LabelRequirement {
   int64_t bound = 0;
 
   bool matches(const Labels& labels) const;
+  // `value` is the object's value for `key`, nullopt when the label is absent.
+  bool matchesValue(std::optional<std::string_view> value) const;
 };
 
 class LabelSelector {
