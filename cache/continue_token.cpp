@@ -103,17 +103,6 @@ std::string cleanRootedPath(std::string_view p) {
   return out;
 }
 
-bool equalFoldAscii(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
 std::string_view kindName(GoJsonValue::Kind kind) {
   switch (kind) {
     case GoJsonValue::Kind::String: return "string";
@@ -155,9 +144,9 @@ std::optional<RawToken> unmarshalToken(const GoJsonDocument& doc, std::string& e
     if (first_error.empty()) first_error = std::move(e);
   };
   for (const auto& [key, value] : doc.members) {
-    const bool is_v = key == "v" || (key != "rv" && key != "start" && equalFoldAscii(key, "v"));
-    const bool is_rv = !is_v && equalFoldAscii(key, "rv");
-    const bool is_start = !is_v && !is_rv && equalFoldAscii(key, "start");
+    const bool is_v = goEqualFold(key, "v");
+    const bool is_rv = goEqualFold(key, "rv");
+    const bool is_start = goEqualFold(key, "start");
     if (!is_v && !is_rv && !is_start) continue;
     if (value.kind == GoJsonValue::Kind::Null) continue;
     if (is_rv) {

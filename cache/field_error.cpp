@@ -107,6 +107,25 @@ std::optional<uint64_t> parseDecimal(std::string_view s, std::string_view* failu
 
 }  // namespace
 
+bool goEqualFold(std::string_view s, std::string_view lower) {
+  size_t i = 0;
+  for (char want : lower) {
+    if (i >= s.size()) return false;
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c == want) {
+      ++i;
+    } else if (want == 's' && s.substr(i, 2) == "\xC5\xBF") {
+      i += 2;
+    } else if (want == 'k' && s.substr(i, 3) == "\xE2\x84\xAA") {
+      i += 3;
+    } else {
+      return false;
+    }
+  }
+  return i == s.size();
+}
+
 std::string goQuote(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);

@@ -47,6 +47,11 @@ std::pair<int32_t, size_t> decodeUtf8(std::string_view s, size_t i);
 // Appends the UTF-8 encoding of `rune`, or of U+FFFD for -1 (as Go's WriteRune does).
 void appendUtf8(std::string& out, int32_t rune);
 
+// strings.EqualFold(s, lower) for an ASCII-lowercase `lower`: ASCII case-insensitive,
+// plus the two non-ASCII runes that Unicode folds onto ASCII letters ('ſ' U+017F onto
+// 's', Kelvin sign U+212A onto 'k'), so "falſe" is false exactly as in Go.
+bool goEqualFold(std::string_view s, std::string_view lower);
+
 // strconv.Quote: the %q rendering used inside every apiserver validation message.
 std::string goQuote(std::string_view s);
 

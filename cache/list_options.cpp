@@ -9,20 +9,9 @@ namespace {
 constexpr std::string_view kExact = "Exact";
 constexpr std::string_view kNotOlderThan = "NotOlderThan";
 
-bool equalFoldAscii(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
 // runtime.Convert_Slice_string_To_bool: "0" and "false" in any case are false; any
 // other value, including the empty one of "?watch", is true.
-bool queryBool(std::string_view value) { return !(value == "0" || equalFoldAscii(value, "false")); }
+bool queryBool(std::string_view value) { return !(value == "0" || goEqualFold(value, "false")); }
 
 ListOptionsError badRequest(std::string message) {
   return ListOptionsError{400, "BadRequest", std::move(message), {}, {}, {}};

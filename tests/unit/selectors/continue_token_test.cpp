@@ -127,6 +127,9 @@ TEST_CASE("P3: decoding follows Go's JSON rules for keys, duplicates and escapes
   REQUIRE(t.has_value());
   CHECK(t->resource_version == 8);
   CHECK(t->start == std::string("\xF0\x9F\x98\x80x") + '\0');
+  auto folded = ContinueToken::decode(base64Url("{\"v\":\"meta.k8s.io/v1\",\"rv\":2,\"\xC5\xBFtart\":\"b\"}"));
+  REQUIRE(folded.has_value());
+  CHECK(folded->start == "b");
   // Line breaks inside the base64 text are skipped like Go's decoder does.
   std::string token = ContinueToken::encode(3, "a");
   token.insert(4, "\r\n");

@@ -47,6 +47,8 @@ TEST_CASE("E4: booleans are false only when absent, 0 or false in any case") {
                          Row{"watch=true", true}, Row{"watch=True", true}, Row{"watch=yes", true},
                          Row{"watch=0", false}, Row{"watch=false", false}, Row{"watch=FALSE", false},
                          Row{"watch=False", false}, Row{"watch=false&watch=true", false},
+                         Row{"watch=fal%C5%BFe", false},  // Go's EqualFold folds U+017F onto 's'
+                         Row{"watch=fals", true}, Row{"watch=falsee", true},
                          Row{"watch=true&watch=false", true}}) {
     CAPTURE(row.query);
     CHECK(mustParse(row.query).watch == row.watch);
