@@ -3,50 +3,16 @@
 #include <algorithm>
 #include <tuple>
 
+#include "cache/label_selector_lexer.h"
 #include "cache/name_validation.h"
 
 namespace cache {
 
 namespace {
 
-// Token kinds of apimachinery's selector lexer. ErrorToken must stay the zero value:
-// the special-symbol scanner uses "no token yet" == ErrorToken.
-enum class Token {
-  Error,
-  EndOfString,
-  ClosedPar,
-  Comma,
-  DoesNotExist,
-  DoubleEquals,
-  Equals,
-  GreaterThan,
-  Identifier,
-  In,
-  LessThan,
-  NotEquals,
-  NotIn,
-  OpenPar,
-};
-
-struct ScannedItem {
-  Token token = Token::Error;
-  std::string literal;
-};
-
-std::optional<Token> keywordToken(std::string_view s) {
-  if (s == ")") return Token::ClosedPar;
-  if (s == ",") return Token::Comma;
-  if (s == "!") return Token::DoesNotExist;
-  if (s == "==") return Token::DoubleEquals;
-  if (s == "=") return Token::Equals;
-  if (s == ">") return Token::GreaterThan;
-  if (s == "in") return Token::In;
-  if (s == "<") return Token::LessThan;
-  if (s == "!=") return Token::NotEquals;
-  if (s == "notin") return Token::NotIn;
-  if (s == "(") return Token::OpenPar;
-  return std::nullopt;
-}
+using label_lexer::Lexer;
+using label_lexer::ScannedItem;
+using label_lexer::Token;
 
 // Upstream's "found '<literal>', <expectation>" wording.
 std::string found(std::string_view literal, std::string_view expectation) {
@@ -54,74 +20,6 @@ std::string found(std::string_view literal, std::string_view expectation) {
   out.append(literal).append("', ").append(expectation);
   return out;
 }
-
-bool isWhitespace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
-bool isSpecialSymbol(char c) {
-  switch (c) {
-    case '=': case '!': case '(': case ')': case ',': case '>': case '<': return true;
-    default: return false;
-  }
-}
-
-// Byte-wise lexer. Like upstream, a NUL byte reads as end of input.
-class Lexer {
- public:
-  explicit Lexer(std::string_view s) : s_(s) {}
-
-  ScannedItem lex() {
-    char c = read();
-    while (isWhitespace(c)) c = read();
-    if (c == 0) return {Token::EndOfString, ""};
-    unread();
-    return isSpecialSymbol(c) ? scanSpecialSymbol() : scanIdentifierOrKeyword();
-  }
-
- private:
-  char read() { return pos_ < s_.size() ? s_[pos_++] : 0; }
-  void unread() { --pos_; }
-
-  ScannedItem scanIdentifierOrKeyword() {
-    std::string buffer;
-    while (true) {
-      char c = read();
-      if (c == 0) break;
-      if (isSpecialSymbol(c) || isWhitespace(c)) {
-        unread();
-        break;
-      }
-      buffer.push_back(c);
-    }
-    if (auto token = keywordToken(buffer)) return {*token, std::move(buffer)};
-    return {Token::Identifier, std::move(buffer)};
-  }
-
-  // Longest run of special symbols that still forms a known token ("!=" but "!" "(").
-  ScannedItem scanSpecialSymbol() {
-    ScannedItem last;
-    std::string buffer;
-    while (true) {
-      char c = read();
-      if (c == 0) break;
-      if (!isSpecialSymbol(c)) {
-        unread();
-        break;
-      }
-      buffer.push_back(c);
-      if (auto token = keywordToken(buffer)) {
-        last = {*token, buffer};
-      } else if (last.token != Token::Error) {
-        unread();
-        break;
-      }
-    }
-    if (last.token == Token::Error) return {Token::Error, "error expected: keyword found '" + buffer + "'"};
-    return last;
-  }
-
-  std::string_view s_;
-  size_t pos_ = 0;
-};
 
 enum class Context { KeyAndOperator, Values };
 
