@@ -7,7 +7,7 @@ namespace cache {
 namespace {
 
 // Go's decoder refuses documents nested deeper than this (encoding/json maxNestingDepth).
-constexpr int kMaxDepth = 10000;
+constexpr size_t kMaxDepth = 10000;
 
 constexpr char kLowerHex[] = "0123456789abcdef";
 
@@ -67,20 +67,28 @@ class Parser {
   bool atEnd() const { return pos_ >= s_.size(); }
   char peek() const { return s_[pos_]; }
 
-  // Parses one value at pos_. `text` receives the decoded string or number literal;
-  // `members` (top level only) receives object members.
+  // Parses one value at pos_, inside `depth` enclosing containers. `text` receives the
+  // decoded string or number literal; `members` (top level only) receives the members
+  // of an object. Nested containers are validated without recursion (skipContainer),
+  // so hostile nesting cannot exhaust the stack.
   bool parseValue(GoJsonValue::Kind& kind, std::string* text,
-                  std::vector<std::pair<std::string, GoJsonValue>>* members, int depth) {
+                  std::vector<std::pair<std::string, GoJsonValue>>* members, size_t depth) {
     if (atEnd()) return fail("");
     const char c = peek();
     if (c == '{') {
       kind = GoJsonValue::Kind::Object;
-      return parseObject(members, depth + 1);
+      return members ? parseTopLevelObject(*members) : skipContainer(depth);
     }
     if (c == '[') {
       kind = GoJsonValue::Kind::Array;
-      return parseArray(depth + 1);
+      return skipContainer(depth);
     }
+    return parseScalar(kind, text);
+  }
+
+  bool parseScalar(GoJsonValue::Kind& kind, std::string* text) {
+    if (atEnd()) return fail("");
+    const char c = peek();
     if (c == '"') {
       kind = GoJsonValue::Kind::String;
       std::string ignored;
@@ -96,8 +104,7 @@ class Parser {
     return fail("looking for beginning of value");
   }
 
-  bool parseObject(std::vector<std::pair<std::string, GoJsonValue>>* members, int depth) {
-    if (depth > kMaxDepth) return fail("exceeded max depth");
+  bool parseTopLevelObject(std::vector<std::pair<std::string, GoJsonValue>>& members) {
     ++pos_;  // '{'
     skipSpace();
     if (!atEnd() && peek() == '}') return ++pos_, true;
@@ -110,8 +117,8 @@ class Parser {
       ++pos_;
       skipSpace();
       GoJsonValue value;
-      if (!parseValue(value.kind, members ? &value.text : nullptr, nullptr, depth)) return false;
-      if (members) members->emplace_back(std::move(key), std::move(value));
+      if (!parseValue(value.kind, &value.text, nullptr, 1)) return false;
+      members.emplace_back(std::move(key), std::move(value));
       skipSpace();
       if (atEnd()) return fail("");
       if (peek() == '}') return ++pos_, true;
@@ -121,20 +128,58 @@ class Parser {
     }
   }
 
-  bool parseArray(int depth) {
-    if (depth > kMaxDepth) return fail("exceeded max depth");
-    ++pos_;  // '['
-    skipSpace();
-    if (!atEnd() && peek() == ']') return ++pos_, true;
-    while (true) {
-      GoJsonValue::Kind kind;
-      if (!parseValue(kind, nullptr, nullptr, depth)) return false;
-      skipSpace();
-      if (atEnd()) return fail("");
-      if (peek() == ']') return ++pos_, true;
-      if (peek() != ',') return fail("after array element");
+  // Validates the container at pos_ and everything nested in it with an explicit stack.
+  bool skipContainer(size_t enclosing) {
+    std::vector<char> stack;  // the open brackets, innermost last
+    auto open = [&]() {
+      if (enclosing + stack.size() + 1 > kMaxDepth) return fail("exceeded max depth");
+      stack.push_back(peek());
       ++pos_;
       skipSpace();
+      return true;
+    };
+    auto closer = [&]() { return stack.back() == '{' ? '}' : ']'; };
+    if (!open()) return false;
+    bool just_opened = true;
+    while (true) {
+      if (just_opened && !atEnd() && peek() == closer()) {
+        ++pos_;
+        stack.pop_back();
+      } else {
+        // One element of the innermost container: "key": value, or value.
+        if (stack.back() == '{') {
+          if (atEnd() || peek() != '"') return fail("looking for beginning of object key string");
+          std::string ignored;
+          if (!parseString(ignored)) return false;
+          skipSpace();
+          if (atEnd() || peek() != ':') return fail("after object key");
+          ++pos_;
+          skipSpace();
+        }
+        if (!atEnd() && (peek() == '{' || peek() == '[')) {
+          if (!open()) return false;
+          just_opened = true;
+          continue;
+        }
+        GoJsonValue::Kind kind;
+        if (!parseScalar(kind, nullptr)) return false;
+      }
+      just_opened = false;
+      // After a value: close finished containers, or move to the next element.
+      while (true) {
+        if (stack.empty()) return true;
+        skipSpace();
+        if (atEnd()) return fail("");
+        if (peek() == closer()) {
+          ++pos_;
+          stack.pop_back();
+          continue;
+        }
+        if (peek() != ',') return fail(stack.back() == '{' ? "after object key:value pair" : "after array element");
+        ++pos_;
+        skipSpace();
+        break;
+      }
     }
   }
 
