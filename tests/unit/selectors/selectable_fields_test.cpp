@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <simdjson.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -55,11 +56,12 @@ const std::vector<Resource>& s4Table() {
   return table;
 }
 
+// Fully populated JSON objects, one file per API type ("core.v1.Pod.json"), found
+// through KCP_API_FIXTURES_DIR (set by CTest from the CMake variable of that name).
 std::filesystem::path fixtureDir() {
-  for (auto dir : {"/work/shared/testdata/k8s-api-fixtures", "../shared/testdata/k8s-api-fixtures"}) {
-    if (std::filesystem::is_directory(dir)) return dir;
-  }
-  return {};
+  const char* dir = std::getenv("KCP_API_FIXTURES_DIR");
+  if (dir == nullptr || !std::filesystem::is_directory(dir)) return {};
+  return dir;
 }
 
 }  // namespace
@@ -102,7 +104,7 @@ TEST_CASE("S4: apps/v1 replicasets reject status.replicas although the docs list
 TEST_CASE("S4: each built-in field's JSON path names a scalar in a fully populated object") {
   auto dir = fixtureDir();
   if (dir.empty()) {
-    MESSAGE("fixtures not found; skipping");
+    MESSAGE("KCP_API_FIXTURES_DIR not set; skipping the fixture check");
     return;
   }
   simdjson::dom::parser parser;
