@@ -1,0 +1,33 @@
+#pragma once
+// A request's query string decoded the way Go's net/url does it for the apiserver
+// (url.ParseQuery as used by Request.URL.Query()): pairs split on '&', a pair holding
+// ';' or a bad %-escape is dropped, '+' means space, keys and values are
+// %-decoded, a key without '=' has the empty value, and get() returns the first value
+// (url.Values.Get).
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cache {
+
+class QueryValues {
+ public:
+  static QueryValues parse(std::string_view raw_query);
+
+  // The first value of `key`, or nullopt when the key is absent.
+  std::optional<std::string_view> get(std::string_view key) const;
+  bool has(std::string_view key) const { return get(key).has_value(); }
+  // All pairs in request order.
+  const std::vector<std::pair<std::string, std::string>>& pairs() const { return pairs_; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> pairs_;
+};
+
+// url.QueryUnescape: nullopt for a malformed %-escape.
+std::optional<std::string> queryUnescape(std::string_view s);
+
+}  // namespace cache
