@@ -1,6 +1,8 @@
 #pragma once
 // A ReflectorStore that records every call, in order, and can be told to refuse one.
 
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -47,6 +49,11 @@ class FakeReflectorStore final : public ReflectorStore {
     std::lock_guard lock(mu_);
     refusals_.push_back({calls_.size() + n, std::move(status)});
   }
+  // Waits until at least `n` calls were made.
+  bool waitForCalls(size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(5)) const {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return calls_.size() >= n; });
+  }
   std::vector<StoreCall> calls() const {
     std::lock_guard lock(mu_);
     return calls_;
@@ -54,6 +61,7 @@ class FakeReflectorStore final : public ReflectorStore {
 
  private:
   StoreStatus answer(uint64_t rv) {
+    cv_.notify_all();
     for (auto it = refusals_.begin(); it != refusals_.end(); ++it) {
       if (it->first + 1 == calls_.size()) {
         StoreStatus status = std::move(it->second);
@@ -66,6 +74,7 @@ class FakeReflectorStore final : public ReflectorStore {
   }
 
   mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
   std::vector<StoreCall> calls_;
   std::deque<std::pair<size_t, StoreStatus>> refusals_;  // call index -> answer
   uint64_t rv_ = 0;
