@@ -8,6 +8,10 @@
 namespace watch {
 namespace {
 
+// How often a long initial sync reports progress: often enough to show a 1 GB list is
+// moving, rare enough to stay out of the way of normal (sub-second) syncs.
+constexpr auto kSyncProgressInterval = std::chrono::seconds(10);
+
 uint64_t pickSeed(uint64_t seed) {
   if (seed != 0) return seed;
   std::random_device device;
@@ -186,24 +190,42 @@ Reflector::Outcome Reflector::storeFailed(const StoreStatus& status, std::string
   return {Outcome::Then::Relist, true};
 }
 
-void Reflector::synced(SyncMode mode, uint64_t objects, uint64_t bytes, uint64_t rv,
-                       Clock::TimePoint started) {
+Reflector::SyncProgress Reflector::startSync() const {
+  const auto now = clock_.now();
+  return {now, now, 0, 0};
+}
+
+void Reflector::progress(SyncProgress& sync, uint64_t object_bytes, std::string_view mode) {
+  ++sync.objects;
+  sync.bytes += object_bytes;
+  const auto now = clock_.now();
+  if (now - sync.last_report < kSyncProgressInterval) return;
+  sync.last_report = now;
+  const std::chrono::duration<double> took = now - sync.started;
+  char text[160];
+  std::snprintf(text, sizeof text, "%.*s: %llu objects (%.1f MB) received in %.1f s so far",
+                static_cast<int>(mode.size()), mode.data(), static_cast<unsigned long long>(sync.objects),
+                static_cast<double>(sync.bytes) / 1e6, took.count());
+  log(LogLevel::Info, text);
+}
+
+void Reflector::markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv) {
   // The backoff is deliberately not reset here: an upstream that lists fine but breaks
   // every watch must not turn into a relist loop at the initial delay.
   last_rv_ = rv;
   const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
       clock_.wallNow().time_since_epoch());
   stats_.mode.store(mode, std::memory_order_relaxed);
-  stats_.last_sync_objects.store(objects, std::memory_order_relaxed);
+  stats_.last_sync_objects.store(sync.objects, std::memory_order_relaxed);
   stats_.last_sync_resource_version.store(rv, std::memory_order_relaxed);
   stats_.last_sync_unix_ms.store(wall.count(), std::memory_order_relaxed);
   stats_.resource_version.store(rv, std::memory_order_relaxed);
   stats_.synced.store(true, std::memory_order_release);
 
-  const std::chrono::duration<double> took = clock_.now() - started;
+  const std::chrono::duration<double> took = clock_.now() - sync.started;
   char text[200];
   std::snprintf(text, sizeof text, "synced %llu objects (%.1f MB) at resourceVersion %llu in %.2f s via %s",
-                static_cast<unsigned long long>(objects), static_cast<double>(bytes) / 1e6,
+                static_cast<unsigned long long>(sync.objects), static_cast<double>(sync.bytes) / 1e6,
                 static_cast<unsigned long long>(rv), took.count(),
                 mode == SyncMode::WatchList ? "watch-list" : "list");
   log(LogLevel::Info, text);

@@ -102,6 +102,13 @@ class Reflector {
     Outcome outcome;
   };
   struct WatchListAttempt;
+  // A full state being received: what has arrived so far, for progress logs.
+  struct SyncProgress {
+    Clock::TimePoint started;
+    Clock::TimePoint last_report;
+    uint64_t objects = 0;
+    uint64_t bytes = 0;
+  };
 
   Outcome relist(std::stop_token stop);
   Outcome watchList(std::stop_token stop, bool& fall_back);
@@ -117,8 +124,10 @@ class Reflector {
   Outcome failureStatus(int64_t code, std::string_view reason, std::string_view text);
   Outcome storeFailed(const StoreStatus& status, std::string_view during);
 
-  void synced(SyncMode mode, uint64_t objects, uint64_t bytes, uint64_t rv,
-              Clock::TimePoint started);
+  SyncProgress startSync() const;
+  // Counts one received object and logs progress every few seconds of a long sync.
+  void progress(SyncProgress& sync, uint64_t object_bytes, std::string_view mode);
+  void markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv);
   ListOptions watchOptions();
   void log(LogLevel level, std::string_view message) const;
 

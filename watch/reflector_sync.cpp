@@ -35,7 +35,7 @@ Reflector::Outcome Reflector::relist(std::stop_token stop) {
 // State of a watch-list stream before its initial-events-end bookmark.
 struct Reflector::WatchListAttempt {
   std::vector<RawObject> items;
-  uint64_t bytes = 0;
+  SyncProgress sync;
   bool synced = false;
   // Set when the upstream answered something that shows it cannot serve watch-list.
   bool unsupported = false;
@@ -51,7 +51,7 @@ Reflector::Outcome Reflector::watchList(std::stop_token stop, bool& fall_back) {
   opts.resource_version_match = "NotOlderThan";  // RV unset: a consistent snapshot
 
   WatchListAttempt attempt;
-  const auto started = clock_.now();
+  attempt.sync = startSync();
   auto on_line = [&](std::string_view line) {
     if (attempt.synced) return handleLine(line, attempt.stream);
     DecodeResult decoded = decoder_.decode(line);
@@ -65,12 +65,11 @@ Reflector::Outcome Reflector::watchList(std::stop_token stop, bool& fall_back) {
     switch (event.type) {
       case EventType::Added:
         // Initial events come in key order with unordered RVs (W4): no RV checks here.
-        attempt.bytes += event.object.size();
+        progress(attempt.sync, event.object.size(), "watch-list");
         attempt.items.push_back(std::move(event.object));
         return true;
       case EventType::Bookmark: {
         if (!event.initial_events_end) return true;  // progress only; the sync RV comes later
-        const uint64_t objects = attempt.items.size();
         StoreStatus status = store_.replace(std::move(attempt.items), event.resource_version);
         if (!status.ok()) {
           attempt.stream.ended_by_us = true;
@@ -79,7 +78,7 @@ Reflector::Outcome Reflector::watchList(std::stop_token stop, bool& fall_back) {
           return false;
         }
         attempt.synced = true;
-        synced(SyncMode::WatchList, objects, attempt.bytes, event.resource_version, started);
+        markSynced(SyncMode::WatchList, attempt.sync, event.resource_version);
         return true;
       }
       case EventType::Error: {
@@ -103,7 +102,7 @@ Reflector::Outcome Reflector::watchList(std::stop_token stop, bool& fall_back) {
 
   const WatchResult result = lister_watcher_.watch(opts, on_line, stop);
   if (stop.stop_requested() || result.end == WatchEnd::Stopped) return {Outcome::Then::Stop, false};
-  if (attempt.synced) return watchEnded(result, attempt.stream, started, stop);
+  if (attempt.synced) return watchEnded(result, attempt.stream, attempt.sync.started, stop);
   if (attempt.retry) return {Outcome::Then::Relist, true};
   if (attempt.unsupported) {
     fall_back = true;
@@ -145,9 +144,8 @@ Reflector::Outcome Reflector::listThenWatch(std::stop_token stop) {
   opts.label_selector = options_.label_selector;
   opts.field_selector = options_.field_selector;
 
-  const auto started = clock_.now();
+  SyncProgress sync = startSync();
   std::vector<RawObject> items;
-  uint64_t bytes = 0;
   uint64_t list_rv = 0;
   int restarts = 0;
   while (true) {
@@ -162,7 +160,7 @@ Reflector::Outcome Reflector::listThenWatch(std::stop_token stop) {
       ++restarts;
       log(LogLevel::Info, "continue token expired, restarting the list");
       items.clear();
-      bytes = 0;
+      sync = startSync();
       opts.continue_token.clear();
       continue;
     }
@@ -181,17 +179,16 @@ Reflector::Outcome Reflector::listThenWatch(std::stop_token stop) {
     // Every page of one list is read at the first page's RV (the token pins it).
     if (opts.continue_token.empty()) list_rv = page.resource_version;
     for (auto& item : page.items) {
-      bytes += item.size();
+      progress(sync, item.size(), "list");
       items.push_back(std::move(item));
     }
     if (page.continue_token.empty()) break;
     opts.continue_token = std::move(page.continue_token);
   }
 
-  const uint64_t objects = items.size();
   StoreStatus status = store_.replace(std::move(items), list_rv);
   if (!status.ok()) return storeFailed(status, "the listed state");
-  synced(SyncMode::List, objects, bytes, list_rv, started);
+  markSynced(SyncMode::List, sync, list_rv);
   return watchFrom(list_rv, stop);
 }
 

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 
 #include "fake_clock.h"
 #include "fake_lister_watcher.h"
@@ -31,6 +32,10 @@ struct Harness {
     options.name = "pods";
     options.use_watch_list = use_watch_list;
     options.seed = 7;
+    options.log = [this](LogLevel, std::string_view message) {
+      std::lock_guard lock(log_mu);
+      log_lines.emplace_back(message);
+    };
   }
   ~Harness() { stopReflector(); }
 
@@ -49,6 +54,15 @@ struct Harness {
   FakeClock clock;
   CountingRelistLimiter limiter;
   std::unique_ptr<Reflector> reflector;
+  std::mutex log_mu;
+  std::vector<std::string> log_lines;
+  bool logged(const std::string& text) {
+    std::lock_guard lock(log_mu);
+    for (const auto& line : log_lines) {
+      if (line == text) return true;
+    }
+    return false;
+  }
 };
 
 ScriptedWatch lines(std::vector<std::string> l, WatchEnd end = WatchEnd::Closed) {
@@ -120,6 +134,7 @@ TEST_CASE("Reflector syncs with watch-list and keeps consuming the same stream (
   CHECK(h.stats().upstream_relists_total == 1);
   CHECK(h.stats().resource_version == 12600);
   CHECK(h.clock.sleeps().empty());
+  CHECK(h.logged("pods: synced 2 objects (0.0 MB) at resourceVersion 12500 in 0.00 s via watch-list"));
 }
 
 TEST_CASE("Reflector falls back to paged LIST when watch-list is refused, and remembers it (W9, K1, P)") {
