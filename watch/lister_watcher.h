@@ -8,7 +8,8 @@
 //   concurrently.
 // - Bodies and lines are the upstream bytes unchanged (JSON).
 // - watch() must return promptly (well under a second) once `stop` is requested, even
-//   when the stream is idle.
+//   when the stream is idle; list() should abandon its request the same way, so that
+//   shutdown never waits for a large LIST to finish.
 
 #include <cstdint>
 #include <functional>
@@ -65,7 +66,7 @@ class ListerWatcher {
  public:
   virtual ~ListerWatcher() = default;
 
-  virtual ListResponse list(const ListOptions& opts) = 0;
+  virtual ListResponse list(const ListOptions& opts, std::stop_token stop) = 0;
   // Opens a watch (the implementation adds watch=true) and streams each line to
   // `on_line` until the stream ends, the callback cancels or `stop` is requested.
   virtual WatchResult watch(const ListOptions& opts, const LineCallback& on_line,

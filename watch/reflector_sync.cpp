@@ -149,7 +149,7 @@ Reflector::Outcome Reflector::listThenWatch(std::stop_token stop) {
   uint64_t list_rv = 0;
   int restarts = 0;
   while (true) {
-    ListResponse response = lister_watcher_.list(opts);
+    ListResponse response = lister_watcher_.list(opts, stop);
     if (stop.stop_requested()) return {Outcome::Then::Stop, false};
     if (response.status == 0) {
       log(LogLevel::Info, "list failed: " + response.transport_error);

@@ -217,10 +217,12 @@ std::string HttpListerWatcher::authorization() {
   return token_.empty() ? "" : "Bearer " + token_;
 }
 
-watch::ListResponse HttpListerWatcher::list(const watch::ListOptions& opts) {
+watch::ListResponse HttpListerWatcher::list(const watch::ListOptions& opts, std::stop_token stop) {
+  if (stop.stop_requested()) return {0, "", "stopped"};
   httplib::Headers headers{{"Accept", "application/json"}, {"User-Agent", options_.user_agent}};
   if (auto auth = authorization(); !auth.empty()) headers.emplace("Authorization", std::move(auth));
   list_client_->set_read_timeout(options_.list_read_timeout);
+  std::stop_callback interrupt(stop, [this] { list_client_->stop(); });
   auto result = list_client_->Get(requestTarget(opts, false), headers);
   if (!result) return {0, "", httplib::to_string(result.error())};
   return {result->status, std::move(result->body), ""};

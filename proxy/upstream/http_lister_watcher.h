@@ -54,7 +54,7 @@ class HttpListerWatcher final : public watch::ListerWatcher {
   HttpListerWatcher& operator=(const HttpListerWatcher&) = delete;
 
   // watch::ListerWatcher
-  watch::ListResponse list(const watch::ListOptions& opts) override;
+  watch::ListResponse list(const watch::ListOptions& opts, std::stop_token stop) override;
   watch::WatchResult watch(const watch::ListOptions& opts, const watch::LineCallback& on_line,
                            std::stop_token stop) override;
 

@@ -36,7 +36,7 @@ class FakeListerWatcher final : public ListerWatcher {
   }
 
   // watch::ListerWatcher
-  ListResponse list(const ListOptions& opts) override {
+  ListResponse list(const ListOptions& opts, std::stop_token) override {
     std::lock_guard lock(mu_);
     list_requests_.push_back(opts);
     cv_.notify_all();

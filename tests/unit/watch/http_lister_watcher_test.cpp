@@ -166,14 +166,14 @@ TEST_CASE("A list returns status and body, and sends the token file's current to
   options.bearer_token_file = token_file.string();
   HttpListerWatcher lw(options, "/apis/apps/v1/deployments");
 
-  auto first = lw.list({});
+  auto first = lw.list({}, {});
   CHECK(first.status == 200);
   CHECK(first.body == R"({"kind":"DeploymentList","metadata":{"resourceVersion":"9"},"items":[]})");
 
   write_token("second");
   // Make the change visible even on filesystems with coarse timestamps.
   std::filesystem::last_write_time(token_file, std::filesystem::last_write_time(token_file) + std::chrono::seconds(2));
-  CHECK(lw.list({}).status == 200);
+  CHECK(lw.list({}, {}).status == 200);
   std::filesystem::remove(token_file);
 
   std::lock_guard lock(mu);
@@ -195,9 +195,39 @@ TEST_CASE("An unreachable upstream is a transport error, not an HTTP status") {
   options.host = "127.0.0.1";
   options.port = static_cast<uint16_t>(free_port);
   HttpListerWatcher lw(options, "/api/v1/pods");
-  auto listed = lw.list({});
+  auto listed = lw.list({}, {});
   CHECK(listed.status == 0);
   CHECK_FALSE(listed.transport_error.empty());
   auto watched = lw.watch({}, [](std::string_view) { return true; }, std::stop_token{});
   CHECK(watched.end == WatchEnd::TransportError);
+}
+
+TEST_CASE("Stopping abandons a LIST the upstream is slow to answer") {
+  LoopbackServer server;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool received = false;
+  server.server.Get("/api/v1/pods", [&](const httplib::Request&, httplib::Response& res) {
+    {
+      std::lock_guard lock(mu);
+      received = true;
+    }
+    cv.notify_all();
+    server.idleUntilClosing();
+    res.set_content("{}", "application/json");
+  });
+  server.start();
+  HttpListerWatcher lw(server.upstream(), "/api/v1/pods");
+  std::stop_source source;
+  watch::ListResponse response;
+  std::thread lister([&] { response = lw.list({}, source.get_token()); });
+  {
+    std::unique_lock lock(mu);
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return received; }));
+  }
+  const auto before = std::chrono::steady_clock::now();
+  source.request_stop();
+  lister.join();
+  CHECK(std::chrono::steady_clock::now() - before < std::chrono::milliseconds(500));
+  CHECK(response.status == 0);
 }

@@ -99,7 +99,7 @@ TEST_CASE("TLS: the configured CA, client certificate and token reach the apiser
   const TestPki pki = makeTestPki();
   TlsApiserver apiserver(pki);
   HttpListerWatcher lw(apiserver.upstream(pki), "/api/v1/pods");
-  auto response = lw.list({});
+  auto response = lw.list({}, {});
   CHECK(response.transport_error.empty());
   CHECK(response.status == 200);
   std::lock_guard lock(apiserver.mu);
@@ -112,10 +112,10 @@ TEST_CASE("TLS: tls_server_name is what the server certificate is checked agains
   TlsApiserver apiserver(pki);
   auto options = apiserver.upstream(pki);
   options.tls_server_name = "kubernetes.default.svc";
-  CHECK(HttpListerWatcher(options, "/api/v1/pods").list({}).status == 200);
+  CHECK(HttpListerWatcher(options, "/api/v1/pods").list({}, {}).status == 200);
 
   options.tls_server_name = "other.example";
-  auto refused = HttpListerWatcher(options, "/api/v1/pods").list({});
+  auto refused = HttpListerWatcher(options, "/api/v1/pods").list({}, {});
   CHECK(refused.status == 0);
   CHECK_FALSE(refused.transport_error.empty());
 }
@@ -126,11 +126,11 @@ TEST_CASE("TLS: a server signed by another CA is refused unless verification is 
   TlsApiserver apiserver(pki);
   auto options = apiserver.upstream(pki);
   options.ca_pem = other.ca.cert_pem;
-  auto refused = HttpListerWatcher(options, "/api/v1/pods").list({});
+  auto refused = HttpListerWatcher(options, "/api/v1/pods").list({}, {});
   CHECK(refused.status == 0);
 
   options.insecure_skip_tls_verify = true;
-  CHECK(HttpListerWatcher(options, "/api/v1/pods").list({}).status == 200);
+  CHECK(HttpListerWatcher(options, "/api/v1/pods").list({}, {}).status == 200);
 }
 
 TEST_CASE("TLS: unusable credentials are rejected when the lister-watcher is built") {
