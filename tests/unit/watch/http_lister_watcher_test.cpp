@@ -209,10 +209,11 @@ TEST_CASE("Stopping abandons a LIST the upstream is slow to answer") {
   bool received = false;
   server.server.Get("/api/v1/pods", [&](const httplib::Request&, httplib::Response& res) {
     {
+      // Notified under the lock: the test may destroy `cv` as soon as it sees `received`.
       std::lock_guard lock(mu);
       received = true;
+      cv.notify_all();
     }
-    cv.notify_all();
     server.idleUntilClosing();
     res.set_content("{}", "application/json");
   });
