@@ -65,6 +65,10 @@ void Reflector::run(std::stop_token stop) {
       stats_.loop_errors_total.fetch_add(1, std::memory_order_relaxed);
       log(LogLevel::Error, std::string("unexpected error, relisting: ") + e.what());
       outcome = {Outcome::Then::Relist, true};
+    } catch (...) {
+      stats_.loop_errors_total.fetch_add(1, std::memory_order_relaxed);
+      log(LogLevel::Error, "unexpected non-standard exception, relisting");
+      outcome = {Outcome::Then::Relist, true};
     }
     if (outcome.then == Outcome::Then::Stop) break;
     need_relist = outcome.then == Outcome::Then::Relist;
