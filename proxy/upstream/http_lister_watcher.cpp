@@ -81,8 +81,9 @@ void configureVerification(SSL_CTX* ctx, const UpstreamOptions& upstream) {
     return;
   }
   if (!upstream.ca_pem.empty()) {
+    auto certs = readCertificates(upstream.ca_pem, "the CA bundle");  // may throw: before allocating
     X509_STORE* store = X509_STORE_new();
-    for (auto& cert : readCertificates(upstream.ca_pem, "the CA bundle")) X509_STORE_add_cert(store, cert.get());
+    for (auto& cert : certs) X509_STORE_add_cert(store, cert.get());
     SSL_CTX_set_cert_store(ctx, store);  // the context owns the store from here
   } else {
     SSL_CTX_set_default_verify_paths(ctx);
