@@ -22,6 +22,7 @@ struct ScriptedWatch {
   std::string body;
   std::string transport_error;
   bool hold_open = false;  // after the lines, block until stopped
+  std::function<void()> before_each_line;  // e.g. to step a FakeClock between lines
 };
 
 class FakeListerWatcher final : public ListerWatcher {
@@ -57,6 +58,7 @@ class FakeListerWatcher final : public ListerWatcher {
 
     WatchResult result;
     for (const auto& line : script.lines) {
+      if (script.before_each_line) script.before_each_line();
       ++result.lines;
       if (!on_line(line)) {
         result.end = WatchEnd::Canceled;

@@ -137,6 +137,20 @@ TEST_CASE("Reflector syncs with watch-list and keeps consuming the same stream (
   CHECK(h.logged("pods: synced 2 objects (0.0 MB) at resourceVersion 12500 in 0.00 s via watch-list"));
 }
 
+TEST_CASE("Reflector logs progress of a long initial sync every 10 s") {
+  Harness h;
+  ScriptedWatch initial = held({event("ADDED", pod("a", 1)), event("ADDED", pod("b", 2)), event("ADDED", pod("c", 3)),
+                                bookmark(10, true)});
+  initial.before_each_line = [&h] { h.clock.advance(std::chrono::seconds(6)); };
+  h.upstream.addWatch(std::move(initial));
+  h.start();
+  REQUIRE(h.upstream.waitForBlockedWatch(1));
+  // Clock at the lines: 6 s, 12 s (report), 18 s, 24 s (the bookmark).
+  CHECK(h.logged("pods: watch-list: 2 objects (0.0 MB) received in 12.0 s so far"));
+  CHECK_FALSE(h.logged("pods: watch-list: 3 objects (0.0 MB) received in 18.0 s so far"));
+  CHECK(h.logged("pods: synced 3 objects (0.0 MB) at resourceVersion 10 in 24.00 s via watch-list"));
+}
+
 TEST_CASE("Reflector falls back to paged LIST when watch-list is refused, and remembers it (W9, K1, P)") {
   Harness h;
   h.upstream.addWatch(httpError(422, statusJson(422, "Invalid", "sendInitialEvents is forbidden")));
