@@ -133,6 +133,10 @@ Reflector::Outcome Reflector::watchList(std::stop_token stop, bool& fall_back) {
   }
   // The stream ended without the initial-events-end bookmark: this upstream (or a gateway
   // in front of it) does not implement W9 fully. Retrying would never sync (K2), so fall back.
+  // TODO(watch-list): an apiserver older than 1.27 ignores sendInitialEvents and streams
+  // plain ADDED events that never end with the bookmark; we only notice when that stream
+  // times out (timeoutSeconds, 5-10 min), so the first sync against such a server is that
+  // late. cmd can avoid it by setting use_watch_list=false from the server's /version.
   log(LogLevel::Warning, "watch-list ended before the initial-events-end bookmark");
   fall_back = true;
   return {};
