@@ -1,0 +1,34 @@
+#include <doctest/doctest.h>
+
+#include "upstream_json.h"
+#include "watch/list_page_decoder.h"
+
+using namespace watch;
+using namespace watch::testing;
+
+TEST_CASE("A list page yields each item's raw bytes, the list RV and the continue token") {
+  const std::vector<std::string> items = {pod("a", 5), pod("b", 9)};
+  auto result = decodeListPage(listBody(items, 20, "tok-1"));
+  REQUIRE(result.page);
+  CHECK(result.page->items == items);
+  CHECK(result.page->resource_version == 20);
+  CHECK(result.page->continue_token == "tok-1");
+}
+
+TEST_CASE("An empty list page may carry items as [] or null") {
+  auto empty = decodeListPage(listBody({}, 7));
+  REQUIRE(empty.page);
+  CHECK(empty.page->items.empty());
+  CHECK(empty.page->continue_token.empty());
+
+  auto null_items = decodeListPage(R"({"kind":"PodList","metadata":{"resourceVersion":"8"},"items":null})");
+  REQUIRE(null_items.page);
+  CHECK(null_items.page->items.empty());
+  CHECK(null_items.page->resource_version == 8);
+}
+
+TEST_CASE("A list page without a resourceVersion or with broken items is rejected") {
+  CHECK_FALSE(decodeListPage(R"({"kind":"PodList","metadata":{},"items":[]})").page);
+  CHECK_FALSE(decodeListPage(R"({"metadata":{"resourceVersion":"1"},"items":[1,2]})").page);
+  CHECK_FALSE(decodeListPage("{").page);
+}

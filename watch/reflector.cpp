@@ -1,0 +1,257 @@
+#include "watch/reflector.h"
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <utility>
+
+namespace watch {
+namespace {
+
+// How often a long initial sync reports progress: often enough to show a 1 GB list is
+// moving, rare enough to stay out of the way of normal (sub-second) syncs.
+constexpr auto kSyncProgressInterval = std::chrono::seconds(10);
+
+uint64_t pickSeed(uint64_t seed) {
+  if (seed != 0) return seed;
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+bool isTooLargeResourceVersion(std::string_view text) {
+  // client-go matches the cause type, or the message for old servers (contract R7).
+  return text.find("ResourceVersionTooLarge") != std::string_view::npos ||
+         text.find("Too large resource version") != std::string_view::npos;
+}
+
+}  // namespace
+
+Reflector::Reflector(ReflectorOptions options, ListerWatcher& lister_watcher,
+                     ReflectorStore& store, Clock& clock, RelistLimiter& relist_limiter)
+    : options_(std::move(options)),
+      lister_watcher_(lister_watcher),
+      store_(store),
+      clock_(clock),
+      relist_limiter_(relist_limiter),
+      backoff_(options_.backoff, clock, pickSeed(options_.seed)),
+      random_(pickSeed(options_.seed) ^ 0x9e3779b97f4a7c15ULL),
+      watch_list_supported_(options_.use_watch_list) {}
+
+Reflector::~Reflector() { stop(); }
+
+void Reflector::start() {
+  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+}
+
+void Reflector::stop() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  thread_.join();
+}
+
+void Reflector::run(std::stop_token stop) {
+  bool need_relist = true;
+  while (!stop.stop_requested()) {
+    Outcome outcome;
+    try {
+      if (need_relist) {
+        outcome = relist(stop);
+      } else {
+        stats_.upstream_watch_restarts_total.fetch_add(1, std::memory_order_relaxed);
+        outcome = watchFrom(last_rv_, stop);
+      }
+    } catch (const std::exception& e) {
+      // Nothing may escape the thread; start over from a clean state instead.
+      stats_.loop_errors_total.fetch_add(1, std::memory_order_relaxed);
+      log(LogLevel::Error, std::string("unexpected error, relisting: ") + e.what());
+      outcome = {Outcome::Then::Relist, true};
+    } catch (...) {
+      stats_.loop_errors_total.fetch_add(1, std::memory_order_relaxed);
+      log(LogLevel::Error, "unexpected non-standard exception, relisting");
+      outcome = {Outcome::Then::Relist, true};
+    }
+    if (outcome.then == Outcome::Then::Stop) break;
+    need_relist = outcome.then == Outcome::Then::Relist;
+    if (outcome.backoff) {
+      stats_.upstream_backoffs_total.fetch_add(1, std::memory_order_relaxed);
+      const auto delay = backoff_.next();
+      log(LogLevel::Debug, "backing off " +
+                               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(delay).count()) +
+                               " ms before " + (need_relist ? "relisting" : "re-watching"));
+      if (!clock_.sleepFor(delay, stop)) break;
+    }
+  }
+}
+
+Reflector::Outcome Reflector::watchFrom(uint64_t rv, std::stop_token stop) {
+  ListOptions opts = watchOptions();
+  opts.resource_version = std::to_string(rv);
+  Stream stream;
+  const auto started = clock_.now();
+  const WatchResult result = lister_watcher_.watch(
+      opts, [this, &stream](std::string_view line) { return handleLine(line, stream); }, stop);
+  return watchEnded(result, stream, started, stop);
+}
+
+bool Reflector::handleLine(std::string_view line, Stream& stream) {
+  DecodeResult decoded = decoder_.decode(line);
+  if (!decoded.event) {
+    stats_.malformed_events_total.fetch_add(1, std::memory_order_relaxed);
+    log(LogLevel::Warning, "malformed watch event, relisting: " + decoded.error);
+    stream.ended_by_us = true;
+    stream.outcome = {Outcome::Then::Relist, true};
+    return false;
+  }
+  return handleEvent(std::move(*decoded.event), stream);
+}
+
+bool Reflector::handleEvent(WatchEvent&& event, Stream& stream) {
+  auto end = [&stream](Outcome outcome) {
+    stream.ended_by_us = true;
+    stream.outcome = outcome;
+    return false;
+  };
+  switch (event.type) {
+    case EventType::Added:
+    case EventType::Modified:
+    case EventType::Deleted: {
+      // After the initial state, RVs on one stream strictly increase (contract W11).
+      if (event.resource_version <= last_rv_) {
+        stats_.resource_version_backwards_total.fetch_add(1, std::memory_order_relaxed);
+        log(LogLevel::Warning, std::string(eventTypeName(event.type)) + " at resourceVersion " +
+                                   std::to_string(event.resource_version) + " is not after " +
+                                   std::to_string(last_rv_) + ", relisting");
+        return end({Outcome::Then::Relist, true});
+      }
+      StoreStatus status = store_.apply(event.type, std::move(event.object), event.resource_version);
+      if (!status.ok()) return end(storeFailed(status, "applying an event"));
+      last_rv_ = event.resource_version;
+      stats_.events_applied_total.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+    case EventType::Bookmark: {
+      // Bookmarks never go backwards (W11); an equal RV just carries no news.
+      if (event.resource_version < last_rv_) {
+        stats_.resource_version_backwards_total.fetch_add(1, std::memory_order_relaxed);
+        log(LogLevel::Warning, "bookmark at resourceVersion " + std::to_string(event.resource_version) +
+                                   " is before " + std::to_string(last_rv_) + ", relisting");
+        return end({Outcome::Then::Relist, true});
+      }
+      StoreStatus status = store_.bookmark(event.resource_version);
+      if (!status.ok()) return end(storeFailed(status, "applying a bookmark"));
+      last_rv_ = event.resource_version;
+      stats_.bookmarks_total.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+    case EventType::Error:
+      log(LogLevel::Info, "watch ended with ERROR " + std::to_string(event.status_code) + " " +
+                              event.status_reason + ": " + event.status_message);
+      return end(failureStatus(event.status_code, event.status_reason, event.status_message));
+  }
+  stats_.resource_version.store(last_rv_, std::memory_order_relaxed);
+  ++stream.events;
+  return true;
+}
+
+Reflector::Outcome Reflector::watchEnded(const WatchResult& result, const Stream& stream,
+                                         Clock::TimePoint started, std::stop_token stop) {
+  if (stop.stop_requested() || result.end == WatchEnd::Stopped) return {Outcome::Then::Stop, false};
+  if (stream.ended_by_us) return stream.outcome;
+  switch (result.end) {
+    case WatchEnd::Closed:
+      if (stream.events == 0 && clock_.now() - started < options_.very_short_watch) {
+        log(LogLevel::Warning, "very short watch: closed with no events, backing off");
+        return {Outcome::Then::Watch, true};
+      }
+      return {Outcome::Then::Watch, false};
+    case WatchEnd::HttpError:
+      log(LogLevel::Info, "watch refused with HTTP " + std::to_string(result.status));
+      return failureStatus(result.status, "", result.body);
+    case WatchEnd::TransportError:
+      log(LogLevel::Info, "watch failed: " + result.transport_error);
+      return {Outcome::Then::Watch, true};
+    case WatchEnd::Canceled:
+    case WatchEnd::Stopped:
+      break;
+  }
+  return {Outcome::Then::Relist, true};
+}
+
+Reflector::Outcome Reflector::failureStatus(int64_t code, std::string_view reason, std::string_view text) {
+  if (code == 410 || reason == "Expired" || reason == "Gone") return {Outcome::Then::Relist, true};
+  if (code == 504 && isTooLargeResourceVersion(text)) return {Outcome::Then::Relist, true};
+  // Overload and outages: the last RV is still good, so keep it and try again later.
+  if (code == 429 || code >= 500) return {Outcome::Then::Watch, true};
+  return {Outcome::Then::Relist, true};
+}
+
+Reflector::Outcome Reflector::storeFailed(const StoreStatus& status, std::string_view during) {
+  stats_.store_errors_total.fetch_add(1, std::memory_order_relaxed);
+  if (status.code == StoreStatus::Code::ResourceVersionWentBackwards) {
+    stats_.resource_version_backwards_total.fetch_add(1, std::memory_order_relaxed);
+  }
+  log(LogLevel::Warning, "store refused " + std::string(during) + ", relisting: " + status.message);
+  return {Outcome::Then::Relist, true};
+}
+
+Reflector::SyncProgress Reflector::startSync() const {
+  const auto now = clock_.now();
+  return {now, now, 0, 0};
+}
+
+void Reflector::progress(SyncProgress& sync, uint64_t object_bytes, std::string_view mode) {
+  ++sync.objects;
+  sync.bytes += object_bytes;
+  const auto now = clock_.now();
+  if (now - sync.last_report < kSyncProgressInterval) return;
+  sync.last_report = now;
+  const std::chrono::duration<double> took = now - sync.started;
+  char text[160];
+  std::snprintf(text, sizeof text, "%.*s: %llu objects (%.1f MB) received in %.1f s so far",
+                static_cast<int>(mode.size()), mode.data(), static_cast<unsigned long long>(sync.objects),
+                static_cast<double>(sync.bytes) / 1e6, took.count());
+  log(LogLevel::Info, text);
+}
+
+void Reflector::markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv) {
+  // The backoff is deliberately not reset here: an upstream that lists fine but breaks
+  // every watch must not turn into a relist loop at the initial delay.
+  last_rv_ = rv;
+  const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
+      clock_.wallNow().time_since_epoch());
+  stats_.mode.store(mode, std::memory_order_relaxed);
+  stats_.last_sync_objects.store(sync.objects, std::memory_order_relaxed);
+  stats_.last_sync_resource_version.store(rv, std::memory_order_relaxed);
+  stats_.last_sync_unix_ms.store(wall.count(), std::memory_order_relaxed);
+  stats_.resource_version.store(rv, std::memory_order_relaxed);
+  stats_.synced.store(true, std::memory_order_release);
+
+  const std::chrono::duration<double> took = clock_.now() - sync.started;
+  char text[200];
+  std::snprintf(text, sizeof text, "synced %llu objects (%.1f MB) at resourceVersion %llu in %.2f s via %s",
+                static_cast<unsigned long long>(sync.objects), static_cast<double>(sync.bytes) / 1e6,
+                static_cast<unsigned long long>(rv), took.count(),
+                mode == SyncMode::WatchList ? "watch-list" : "list");
+  log(LogLevel::Info, text);
+}
+
+ListOptions Reflector::watchOptions() {
+  ListOptions opts;
+  opts.label_selector = options_.label_selector;
+  opts.field_selector = options_.field_selector;
+  opts.allow_watch_bookmarks = true;
+  const int64_t min = options_.min_watch_timeout.count();
+  std::uniform_int_distribution<int64_t> spread(min, 2 * min - 1);
+  opts.timeout_seconds = min > 0 ? spread(random_) : 0;
+  return opts;
+}
+
+void Reflector::log(LogLevel level, std::string_view message) const {
+  if (!options_.log) return;
+  std::string line = options_.name;
+  line += ": ";
+  line += message;
+  options_.log(level, line);
+}
+
+}  // namespace watch

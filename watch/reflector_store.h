@@ -1,0 +1,51 @@
+#pragma once
+// ReflectorStore: the subset of the resource's store that the reflector writes to
+// (client-go's ReflectorStore). The reflector is the store's only writer and calls it from
+// its own thread, one call at a time, in upstream order. Objects travel as raw JSON bytes
+// exactly as upstream sent them; the store parses each one once.
+//
+// Failures are values. Any non-Ok answer makes the reflector count it and relist, so a
+// store may refuse whatever breaks its invariants (e.g. a resourceVersion going backwards)
+// without crashing the process.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "watch/watch_event_decoder.h"
+
+namespace watch {
+
+// One object's raw JSON.
+using RawObject = std::string;
+
+struct StoreStatus {
+  enum class Code {
+    Ok,
+    ResourceVersionWentBackwards,  // an event or bookmark older than what the store holds
+    InvalidObject,                 // bytes the store could not parse or key
+    Internal,
+  };
+  Code code = Code::Ok;
+  std::string message;
+
+  bool ok() const { return code == Code::Ok; }
+  static StoreStatus okStatus() { return {}; }
+};
+
+class ReflectorStore {
+ public:
+  virtual ~ReflectorStore() = default;
+
+  // Replaces the whole content with `items`, the state at `list_rv`, atomically: readers
+  // see either the old or the new set, never a mix.
+  virtual StoreStatus replace(std::vector<RawObject>&& items, uint64_t list_rv) = 0;
+  // One ADDED, MODIFIED or DELETED event at `rv` (for DELETED, the RV of the deletion).
+  virtual StoreStatus apply(EventType type, RawObject&& object, uint64_t rv) = 0;
+  // The upstream has seen everything up to `rv`; no object changed.
+  virtual StoreStatus bookmark(uint64_t rv) = 0;
+  // The RV the store is synced to; 0 before the first replace.
+  virtual uint64_t resourceVersion() const = 0;
+};
+
+}  // namespace watch

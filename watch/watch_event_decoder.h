@@ -1,0 +1,57 @@
+#pragma once
+// Decodes one JSON watch line, {"type":"<T>","object":{...}}, into the event type, the
+// object's raw bytes exactly as upstream sent them, and the few fields the reflector acts
+// on. The object itself is not interpreted further: the store parses it once.
+//
+// One decoder per reflector thread (it reuses its simdjson parser and buffer); not
+// thread-safe.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace watch {
+
+enum class EventType { Added, Modified, Deleted, Bookmark, Error };
+
+std::string_view eventTypeName(EventType type);
+
+struct WatchEvent {
+  EventType type = EventType::Added;
+  std::string object;  // raw JSON of "object", whitespace-trimmed
+  // metadata.resourceVersion parsed as a decimal uint64 (contract R1). 0 when absent,
+  // which is only legal for ERROR events.
+  uint64_t resource_version = 0;
+  // BOOKMARK annotated k8s.io/initial-events-end: "true" (contract W9).
+  bool initial_events_end = false;
+  // ERROR events carry a Status: its code, reason and message.
+  int64_t status_code = 0;
+  std::string status_reason;
+  std::string status_message;
+};
+
+struct DecodeResult {
+  std::optional<WatchEvent> event;  // set on success
+  std::string error;                // why the line was rejected otherwise
+};
+
+// Parses a decimal resourceVersion. Rejects empty strings, signs, and overflow.
+std::optional<uint64_t> parseResourceVersion(std::string_view text);
+
+class WatchEventDecoder {
+ public:
+  WatchEventDecoder();
+  ~WatchEventDecoder();
+  WatchEventDecoder(const WatchEventDecoder&) = delete;
+  WatchEventDecoder& operator=(const WatchEventDecoder&) = delete;
+
+  DecodeResult decode(std::string_view line);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace watch
