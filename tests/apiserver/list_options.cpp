@@ -17,55 +17,10 @@ const std::string* firstValue(const Query& q, const std::string& key) {
   return it == q.end() ? nullptr : &it->second;
 }
 
-// Go strconv.ParseInt(s, 10, 64): optional sign, decimal digits, no spaces.
-Result<int64_t> parseInt64(const std::string& s) {
-  const std::string prefix = "strconv.ParseInt: parsing " + goQuote(s) + ": ";
-  size_t i = 0;
-  bool negative = false;
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
-    negative = s[0] == '-';
-    i = 1;
-  }
-  if (i == s.size()) return badRequest(prefix + "invalid syntax");
-  uint64_t magnitude = 0;
-  bool overflow = false;
-  for (; i < s.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return badRequest(prefix + "invalid syntax");
-    const uint64_t digit = static_cast<uint64_t>(s[i] - '0');
-    if (magnitude > (std::numeric_limits<uint64_t>::max() - digit) / 10) {
-      overflow = true;
-    } else {
-      magnitude = magnitude * 10 + digit;
-    }
-  }
-  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-  if (overflow || magnitude > limit) return badRequest(prefix + "value out of range");
-  if (negative) return static_cast<int64_t>(0 - magnitude);
-  return static_cast<int64_t>(magnitude);
-}
-
-// Go strconv.ParseUint(s, 10, 64); returns the error text after "parsing ...: ".
-std::optional<uint64_t> parseUint64(std::string_view s, std::string* why) {
-  if (s.empty()) {
-    if (why) *why = "invalid syntax";
-    return std::nullopt;
-  }
-  uint64_t v = 0;
-  bool overflow = false;
-  for (char c : s) {
-    if (c < '0' || c > '9') {
-      if (why) *why = "invalid syntax";
-      return std::nullopt;
-    }
-    const uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10) overflow = true;
-    else v = v * 10 + digit;
-  }
-  if (overflow) {
-    if (why) *why = "value out of range";
-    return std::nullopt;
-  }
-  return v;
+Result<int64_t> parseIntParameter(const std::string& s) {
+  std::string why;
+  if (auto v = parseGoInt64(s, &why)) return *v;
+  return badRequest("strconv.ParseInt: parsing " + goQuote(s) + ": " + why);
 }
 
 // The versioner's error text (AS api_object_versioner.go): a field error on
@@ -136,12 +91,56 @@ std::optional<ApiError> validateListStorage(const ListOptions& o) {
     return std::nullopt;
   }
   std::string why;
-  if (!o.resource_version.empty() && !parseUint64(o.resource_version, &why))
+  if (!o.resource_version.empty() && !parseGoUint64(o.resource_version, &why))
     return badRequest("invalid resource version: " + resourceVersionErrorText(o.resource_version, why));
   return std::nullopt;
 }
 
 }  // namespace
+
+std::optional<int64_t> parseGoInt64(std::string_view s, std::string* why) {
+  size_t i = 0;
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    i = 1;
+  }
+  if (i == s.size()) {
+    if (why) *why = "invalid syntax";
+    return std::nullopt;
+  }
+  auto magnitude = parseGoUint64(s.substr(i), why);
+  if (!magnitude && why && *why == "invalid syntax") return std::nullopt;
+  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+  if (!magnitude || *magnitude > limit) {
+    if (why) *why = "value out of range";
+    return std::nullopt;
+  }
+  if (negative) return static_cast<int64_t>(0 - *magnitude);
+  return static_cast<int64_t>(*magnitude);
+}
+
+std::optional<uint64_t> parseGoUint64(std::string_view s, std::string* why) {
+  if (s.empty()) {
+    if (why) *why = "invalid syntax";
+    return std::nullopt;
+  }
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') {
+      if (why) *why = "invalid syntax";
+      return std::nullopt;
+    }
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10) {
+      // Go reports the first problem it meets while scanning left to right.
+      if (why) *why = "value out of range";
+      return std::nullopt;
+    }
+    v = v * 10 + digit;
+  }
+  return v;
+}
 
 bool parseQueryBool(std::string_view v) {
   if (v == "0") return false;
@@ -155,7 +154,7 @@ bool parseQueryBool(std::string_view v) {
 
 std::optional<uint64_t> parseResourceVersion(std::string_view rv) {
   if (rv.empty()) return uint64_t{0};  // the versioner treats "" like "0"
-  return parseUint64(rv, nullptr);
+  return parseGoUint64(rv, nullptr);
 }
 
 Result<ListOptions> parseListOptions(const Query& q, bool watch) {
@@ -168,7 +167,7 @@ Result<ListOptions> parseListOptions(const Query& q, bool watch) {
   }
   if (const auto* v = firstValue(q, "resourceVersionMatch")) o.resource_version_match = *v;
   if (const auto* v = firstValue(q, "limit")) {
-    auto parsed = parseInt64(*v);
+    auto parsed = parseIntParameter(*v);
     if (auto* err = std::get_if<ApiError>(&parsed)) return *err;
     o.limit = std::get<int64_t>(parsed);
   }
@@ -178,7 +177,7 @@ Result<ListOptions> parseListOptions(const Query& q, bool watch) {
   if (const auto* v = firstValue(q, "allowWatchBookmarks")) o.allow_watch_bookmarks = parseQueryBool(*v);
   if (const auto* v = firstValue(q, "sendInitialEvents")) o.send_initial_events = parseQueryBool(*v);
   if (const auto* v = firstValue(q, "timeoutSeconds")) {
-    auto parsed = parseInt64(*v);
+    auto parsed = parseIntParameter(*v);
     if (auto* err = std::get_if<ApiError>(&parsed)) return *err;
     o.timeout_seconds = std::get<int64_t>(parsed);
     o.has_timeout_seconds = true;
@@ -194,7 +193,7 @@ Result<ListOptions> parseListOptions(const Query& q, bool watch) {
     // R6 quirk: the cache does not convert the versioner error into a Status, so a
     // watch with a malformed RV is a bare 500.
     std::string why;
-    if (!parseUint64(o.resource_version, &why)) {
+    if (!parseGoUint64(o.resource_version, &why)) {
       ApiError e;
       e.code = 500;
       e.message = resourceVersionErrorText(o.resource_version, why);

@@ -4,6 +4,7 @@
 // and apimachinery field errors (pkg/util/validation/field) with the 422 Invalid
 // Status built from them (E1, R4).
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,11 @@ void appendJsonString(std::string& out, std::string_view s);
 std::string jsonString(std::string_view s);
 // Go's strconv.Quote (what %q prints for a string).
 std::string goQuote(std::string_view s);
+
+// Go strconv.ParseInt(s, 10, 64) / ParseUint(s, 10, 64). On failure `why` (when given)
+// receives "invalid syntax" or "value out of range".
+std::optional<int64_t> parseGoInt64(std::string_view s, std::string* why = nullptr);
+std::optional<uint64_t> parseGoUint64(std::string_view s, std::string* why = nullptr);
 
 // One apimachinery field.Error. `bad_value` holds the value already rendered as Go
 // prints it (%q for strings, %v for numbers); nullopt omits it from the text.
