@@ -3,6 +3,7 @@
 // decoding (400), watch-list defaulting, option validation (422), then the storage
 // checks of continue token and resourceVersion (400).
 #include "semantics.h"
+#include "field_selector_rules.h"
 #include "status_util.h"
 
 #include <cctype>
@@ -166,11 +167,6 @@ Result<ListOptions> parseListOptions(const Query& q, bool watch) {
     o.has_resource_version = true;
   }
   if (const auto* v = firstValue(q, "resourceVersionMatch")) o.resource_version_match = *v;
-  if (const auto* v = firstValue(q, "limit")) {
-    auto parsed = parseIntParameter(*v);
-    if (auto* err = std::get_if<ApiError>(&parsed)) return *err;
-    o.limit = std::get<int64_t>(parsed);
-  }
   if (const auto* v = firstValue(q, "continue")) o.continue_token = *v;
   if (const auto* v = firstValue(q, "labelSelector")) o.label_selector = *v;
   if (const auto* v = firstValue(q, "fieldSelector")) o.field_selector = *v;
@@ -182,6 +178,18 @@ Result<ListOptions> parseListOptions(const Query& q, bool watch) {
     o.timeout_seconds = std::get<int64_t>(parsed);
     o.has_timeout_seconds = true;
   }
+  if (const auto* v = firstValue(q, "limit")) {
+    auto parsed = parseIntParameter(*v);
+    if (auto* err = std::get_if<ApiError>(&parsed)) return *err;
+    o.limit = std::get<int64_t>(parsed);
+  }
+  // Selectors are parsed when the versioned options convert to internal ones, after
+  // every integer; the per-type field label check comes later (parseFieldSelector).
+  if (!o.label_selector.empty()) {
+    auto parsed = parseLabelSelector(o.label_selector);
+    if (auto* err = std::get_if<ApiError>(&parsed)) return *err;
+  }
+  if (auto err = checkFieldSelectorSyntax(o.field_selector)) return *err;
 
   applyWatchListDefaults(o);
   auto errs = o.watch ? validateWatch(o) : validateList(o);

@@ -193,3 +193,17 @@ TEST_CASE("Unknown query parameters are ignored and selectors are kept raw (E4)"
   CHECK(o.label_selector == "a=b");
   CHECK(o.field_selector == "metadata.name=x");
 }
+
+TEST_CASE("Selector syntax errors are 400s from query decoding, after integer errors (S2, S3, E4)") {
+  CHECK(listError({{"labelSelector", "a b"}}).message ==
+        "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
+  CHECK(listError({{"fieldSelector", "foo"}}).message == "invalid selector: 'foo'; can't understand 'foo'");
+  CHECK(listError({{"labelSelector", "a b"}, {"limit", "x"}}).message ==
+        "strconv.ParseInt: parsing \"x\": invalid syntax");
+  CHECK(listError({{"labelSelector", "a b"}, {"fieldSelector", "foo"}}).message ==
+        "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
+  CHECK(listError({{"timeoutSeconds", "t"}, {"limit", "l"}}).message ==
+        "strconv.ParseInt: parsing \"t\": invalid syntax");
+  // A field label the type does not know is checked later, by parseFieldSelector.
+  CHECK(valueOf(parseListOptions({{"fieldSelector", "spec.unknown=1"}}, false)).field_selector == "spec.unknown=1");
+}
