@@ -9,7 +9,6 @@
 #include <cctype>
 #include <cstdio>
 
-#include <rapidjson/error/en.h>
 
 namespace testapi {
 
@@ -81,31 +80,6 @@ std::optional<std::string> base64UrlDecode(std::string_view in, std::string& err
   return out;
 }
 
-// encoding/json's quoteChar.
-std::string goQuoteChar(char c) {
-  if (c == '\'') return "'\\''";
-  if (c == '"') return "'\"'";
-  std::string q = goQuote(std::string_view(&c, 1));
-  return "'" + q.substr(1, q.size() - 2) + "'";
-}
-
-// Maps a RapidJSON syntax error onto encoding/json's SyntaxError text.
-std::string goJsonSyntaxError(const std::string& data, rapidjson::ParseErrorCode code, size_t offset) {
-  if (offset >= data.size()) return "unexpected end of JSON input";
-  const std::string ch = goQuoteChar(data[offset]);
-  switch (code) {
-    case rapidjson::kParseErrorObjectMissName: return "invalid character " + ch + " looking for beginning of object key string";
-    case rapidjson::kParseErrorObjectMissColon: return "invalid character " + ch + " after object key";
-    case rapidjson::kParseErrorObjectMissCommaOrCurlyBracket:
-      return "invalid character " + ch + " after object key:value pair";
-    case rapidjson::kParseErrorArrayMissCommaOrSquareBracket: return "invalid character " + ch + " after array element";
-    case rapidjson::kParseErrorDocumentRootNotSingular: return "invalid character " + ch + " after top-level value";
-    case rapidjson::kParseErrorStringEscapeInvalid: return "invalid character " + ch + " in string escape code";
-    case rapidjson::kParseErrorStringMissQuotationMark: return "unexpected end of JSON input";
-    default: return "invalid character " + ch + " looking for beginning of value";
-  }
-}
-
 std::string jsonKindName(const rapidjson::Value& v) {
   if (v.IsString()) return "string";
   if (v.IsNumber()) return "number";
@@ -169,10 +143,7 @@ Result<ContinueToken> decodeContinue(std::string_view token) {
   if (!data) return invalidToken(std::string(kKeyNotValid) + ": " + error);
 
   rapidjson::Document doc;
-  doc.Parse(data->c_str(), data->size());
-  if (doc.HasParseError())
-    return invalidToken(std::string(kKeyNotValid) + ": " +
-                        goJsonSyntaxError(*data, doc.GetParseError(), doc.GetErrorOffset()));
+  if (auto syntax = parseJsonLikeGo(*data, doc)) return invalidToken(std::string(kKeyNotValid) + ": " + *syntax);
   if (!doc.IsObject() && !doc.IsNull())
     return invalidToken(std::string(kKeyNotValid) + ": json: cannot unmarshal " + jsonKindName(doc) +
                         " into Go value of type storage.continueToken");

@@ -107,7 +107,38 @@ ApiError objectError(const ResourceDef& def, std::string_view name, int code, st
   return e;
 }
 
+// encoding/json's quoteChar.
+std::string goQuoteChar(char c) {
+  if (c == '\'') return "'\\''";
+  if (c == '"') return "'\"'";
+  std::string q = goQuote(std::string_view(&c, 1));
+  return "'" + q.substr(1, q.size() - 2) + "'";
+}
+
+// Maps a RapidJSON syntax error onto encoding/json's SyntaxError text.
+std::string goJsonSyntaxError(std::string_view data, rapidjson::ParseErrorCode code, size_t offset) {
+  if (offset >= data.size()) return "unexpected end of JSON input";
+  const std::string ch = goQuoteChar(data[offset]);
+  switch (code) {
+    case rapidjson::kParseErrorObjectMissName: return "invalid character " + ch + " looking for beginning of object key string";
+    case rapidjson::kParseErrorObjectMissColon: return "invalid character " + ch + " after object key";
+    case rapidjson::kParseErrorObjectMissCommaOrCurlyBracket:
+      return "invalid character " + ch + " after object key:value pair";
+    case rapidjson::kParseErrorArrayMissCommaOrSquareBracket: return "invalid character " + ch + " after array element";
+    case rapidjson::kParseErrorDocumentRootNotSingular: return "invalid character " + ch + " after top-level value";
+    case rapidjson::kParseErrorStringEscapeInvalid: return "invalid character " + ch + " in string escape code";
+    case rapidjson::kParseErrorStringMissQuotationMark: return "unexpected end of JSON input";
+    default: return "invalid character " + ch + " looking for beginning of value";
+  }
+}
+
 }  // namespace
+
+std::optional<std::string> parseJsonLikeGo(std::string_view data, rapidjson::Document& doc) {
+  doc.Parse(data.data(), data.size());
+  if (!doc.HasParseError()) return std::nullopt;
+  return goJsonSyntaxError(data, doc.GetParseError(), doc.GetErrorOffset());
+}
 
 void appendJsonString(std::string& out, std::string_view s) {
   out += '"';

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <rapidjson/document.h>
+
 #include "api_types.h"
 
 namespace testapi {
@@ -21,6 +23,10 @@ void appendJsonString(std::string& out, std::string_view s);
 std::string jsonString(std::string_view s);
 // Go's strconv.Quote (what %q prints for a string).
 std::string goQuote(std::string_view s);
+
+// Parses `data` into `doc`; on a syntax error returns encoding/json's message for it
+// ("invalid character 'x' looking for beginning of value", "unexpected end of JSON input").
+std::optional<std::string> parseJsonLikeGo(std::string_view data, rapidjson::Document& doc);
 
 // Go strconv.ParseInt(s, 10, 64) / ParseUint(s, 10, 64). On failure `why` (when given)
 // receives "invalid syntax" or "value out of range".
