@@ -87,6 +87,34 @@ constexpr std::string_view kReplicaSetStatus_readyReplicas =
 constexpr std::string_view kReplicaSetSpec_selector =
     "Selector is a label query over pods that should match the replica count. If the selector is empty, it is defaulted to the labels present on the pod template. Label keys and values that must match in order to be controlled by this replica set. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
 
+constexpr std::string_view kReplicationControllerSpec_replicas =
+    "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller";
+constexpr std::string_view kReplicationControllerStatus_replicas =
+    "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller";
+constexpr std::string_view kReplicationControllerStatus_readyReplicas =
+    "The number of ready replicas for this replication controller.";
+constexpr std::string_view kReplicationControllerSpec_selector =
+    "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
+constexpr std::string_view kDaemonSetStatus_desiredNumberScheduled =
+    "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
+constexpr std::string_view kDaemonSetStatus_currentNumberScheduled =
+    "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
+constexpr std::string_view kDaemonSetStatus_numberReady =
+    "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready.";
+constexpr std::string_view kDaemonSetStatus_updatedNumberScheduled =
+    "The total number of nodes that are running updated daemon pod";
+constexpr std::string_view kDaemonSetStatus_numberAvailable =
+    "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)";
+constexpr std::string_view kPodSpec_nodeSelector =
+    "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/";
+constexpr std::string_view kDaemonSetSpec_selector =
+    "A label query over pods that are managed by the daemon set. Must match in order to be controlled. If empty, defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
+constexpr std::string_view kJobStatus_succeeded =
+    "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.";
+constexpr std::string_view kJobSpec_selector =
+    "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
+constexpr std::string_view kServiceAccount_secrets =
+    "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret";
 constexpr std::string_view kContainersDescription = "Names of each container in the template.";
 constexpr std::string_view kImagesDescription = "Images referenced by each container in the template.";
 
@@ -149,8 +177,46 @@ std::vector<TableColumn> builtinColumns(std::string_view group, std::string_view
               col("OS-Image", "string", kNodeSystemInfo_osImage, 1),
               col("Kernel-Version", "string", kNodeSystemInfo_kernelVersion, 1),
               col("Container-Runtime", "string", kNodeSystemInfo_containerRuntimeVersion, 1)};
+    if (resource == "replicationcontrollers")
+      return {nameCol(),
+              col("Desired", "integer", kReplicationControllerSpec_replicas),
+              col("Current", "integer", kReplicationControllerStatus_replicas),
+              col("Ready", "integer", kReplicationControllerStatus_readyReplicas),
+              ageCol(),
+              col("Containers", "string", kContainersDescription, 1),
+              col("Images", "string", kImagesDescription, 1),
+              col("Selector", "string", kReplicationControllerSpec_selector, 1)};
+    if (resource == "serviceaccounts")
+      return {nameCol(), col("Secrets", "string", kServiceAccount_secrets), ageCol()};
     return {};
   }
+  if (group == "apps" && resource == "statefulsets")
+    return {nameCol(),
+            col("Ready", "string", "Number of the pod with ready state"),
+            ageCol(),
+            col("Containers", "string", kContainersDescription, 1),
+            col("Images", "string", kImagesDescription, 1)};
+  if (group == "apps" && resource == "daemonsets")
+    return {nameCol(),
+            col("Desired", "integer", kDaemonSetStatus_desiredNumberScheduled),
+            col("Current", "integer", kDaemonSetStatus_currentNumberScheduled),
+            col("Ready", "integer", kDaemonSetStatus_numberReady),
+            col("Up-to-date", "integer", kDaemonSetStatus_updatedNumberScheduled),
+            col("Available", "integer", kDaemonSetStatus_numberAvailable),
+            col("Node Selector", "string", kPodSpec_nodeSelector),
+            ageCol(),
+            col("Containers", "string", kContainersDescription, 1),
+            col("Images", "string", kImagesDescription, 1),
+            col("Selector", "string", kDaemonSetSpec_selector, 1)};
+  if (group == "batch" && resource == "jobs")
+    return {nameCol(),
+            col("Status", "string", "Status of the job."),
+            col("Completions", "string", kJobStatus_succeeded),
+            col("Duration", "string", "Time required to complete the job."),
+            ageCol(),
+            col("Containers", "string", kContainersDescription, 1),
+            col("Images", "string", kImagesDescription, 1),
+            col("Selector", "string", kJobSpec_selector, 1)};
   if (group == "apps" && resource == "deployments")
     return {nameCol(),
             col("Ready", "string", "Number of the pod with ready state"),

@@ -31,5 +31,9 @@ std::optional<std::string> labelSelectorString(const rapidjson::Value* selector)
 // services, endpoints, deployments, replicasets).
 using RowPrinter = std::function<PrintedRow(const rapidjson::Value&, Clock::time_point)>;
 std::optional<RowPrinter> simplePrinter(std::string_view group, std::string_view resource);
+// Workload controllers and service accounts (table_printers_workloads.cpp).
+std::optional<RowPrinter> workloadPrinter(std::string_view group, std::string_view resource);
+// layoutContainerCells over spec.template.spec.containers: names and images, comma-joined.
+std::pair<std::string, std::string> containerCells(const rapidjson::Value& obj);
 
 }  // namespace testapi::tablejson

@@ -239,6 +239,7 @@ std::optional<TablePrinter> builtinTablePrinter(const ResourceDef& def) {
   if (g.empty() && r == "nodes") return TablePrinter{columns, printNode};
   if (g.empty() && r == "events") return TablePrinter{columns, printEvent};
   if (auto print = simplePrinter(g, r)) return TablePrinter{columns, *print};
+  if (auto print = workloadPrinter(g, r)) return TablePrinter{columns, *print};
   return std::nullopt;
 }
 

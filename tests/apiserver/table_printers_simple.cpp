@@ -111,13 +111,6 @@ std::optional<std::string> labelSelectorString(const rapidjson::Value* selector)
   return join(parts, ",");
 }
 
-namespace {
-
-int64_t memberCount(const rapidjson::Value& obj, const char* field) {
-  const auto* v = at(obj, {field});
-  return v && v->IsObject() ? static_cast<int64_t>(v->MemberCount()) : 0;
-}
-
 std::pair<std::string, std::string> containerCells(const rapidjson::Value& obj) {
   std::vector<std::string> names, images;
   for (const auto& c : arrayAt(obj, {"spec", "template", "spec", "containers"}).GetArray()) {
@@ -125,6 +118,13 @@ std::pair<std::string, std::string> containerCells(const rapidjson::Value& obj) 
     images.push_back(str(c, {"image"}));
   }
   return {join(names, ","), join(images, ",")};
+}
+
+namespace {
+
+int64_t memberCount(const rapidjson::Value& obj, const char* field) {
+  const auto* v = at(obj, {field});
+  return v && v->IsObject() ? static_cast<int64_t>(v->MemberCount()) : 0;
 }
 
 std::string name(const rapidjson::Value& o) { return str(o, {"metadata", "name"}); }

@@ -290,3 +290,32 @@ TEST_CASE("PartialObjectMetadata keeps the whole ObjectMeta under meta.k8s.io/v1
   CHECK(renderPartialObjectMetadataList({}, {"9", "", std::nullopt}) ==
         R"J({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9"},"items":[]})J");
 }
+
+TEST_CASE("Workload controller and service account rows (N3)") {
+  const ResourceDef jobs = groupDef("batch", "jobs", "Job");
+  CHECK(columnNames(table(jobs, {})) == std::vector<std::string>{"Name", "Status", "Completions", "Duration", "Age",
+                                                                 "Containers", "Images", "Selector"});
+  const std::string done = R"J({"metadata":{"name":"j"},"spec":{"completions":3,"selector":{"matchLabels":{"job":"j"}},
+    "template":{"spec":{"containers":[{"name":"w","image":"busybox"}]}}},"status":{"succeeded":3,
+    "startTime":"2024-06-25T14:00:00Z","completionTime":"2024-06-25T14:02:05Z","conditions":[{"type":"Complete","status":"True"}]}})J";
+  CHECK(cells(table(jobs, {done})) == R"J(["j","Complete","3/3","2m5s","<unknown>","w","busybox","job=j"])J");
+  const std::string running = R"J({"metadata":{"name":"r"},"spec":{"parallelism":2},"status":{"startTime":"2024-06-25T14:59:50Z"}})J";
+  CHECK(cells(table(jobs, {running})) == R"J(["r","Running","0/1 of 2","10s","<unknown>","","","<none>"])J");
+
+  const std::string ss = R"J({"metadata":{"name":"db"},"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"pg","image":"postgres"}]}}},
+    "status":{"readyReplicas":1}})J";
+  CHECK(cells(table(groupDef("apps", "statefulsets", "StatefulSet"), {ss})) == R"J(["db","1/3","<unknown>","pg","postgres"])J");
+
+  const std::string ds = R"J({"metadata":{"name":"agent"},"spec":{"selector":{"matchLabels":{"app":"agent"}},
+    "template":{"spec":{"nodeSelector":{"os":"linux"},"containers":[{"name":"a","image":"agent:1"}]}}},
+    "status":{"desiredNumberScheduled":3,"currentNumberScheduled":3,"numberReady":2,"updatedNumberScheduled":3,"numberAvailable":2}})J";
+  CHECK(cells(table(groupDef("apps", "daemonsets", "DaemonSet"), {ds})) ==
+        R"J(["agent",3,3,2,3,2,"os=linux","<unknown>","a","agent:1","app=agent"])J");
+
+  const std::string rc = R"J({"metadata":{"name":"rc"},"spec":{"replicas":2,"selector":{"app":"x"}},"status":{"replicas":2,"readyReplicas":2}})J";
+  CHECK(cells(table(coreDef("replicationcontrollers", "ReplicationController"), {rc})) ==
+        R"J(["rc",2,2,2,"<unknown>","","","app=x"])J");
+
+  const std::string sa = R"J({"metadata":{"name":"default"},"secrets":[{"name":"t"}]})J";
+  CHECK(cells(table(coreDef("serviceaccounts", "ServiceAccount"), {sa})) == R"J(["default",1,"<unknown>"])J");
+}
