@@ -65,7 +65,7 @@ const rapidjson::Value* evalPath(const rapidjson::Value& obj, const std::vector<
 }
 
 // cellForJSONValue of the CRD table convertor: the column type decides the cell.
-TableCell crdCell(const std::string& type, const rapidjson::Value* v, Clock::time_point now) {
+TableCell crdCell(const std::string& type, const rapidjson::Value* v, PrinterClock::time_point now) {
   if (!v || v->IsNull()) return nullptr;
   if (type == "string") {
     if (v->IsString()) return std::string(v->GetString(), v->GetStringLength());
@@ -98,7 +98,7 @@ TablePrinter customResourcePrinter(const ResourceDef& def) {
     p.columns.push_back(TableColumn{c.name, c.type, "", desc, c.priority});
     paths.push_back(parseSimplePath(c.json_path));
   }
-  p.print = [cols, paths](const rapidjson::Value& obj, Clock::time_point now) {
+  p.print = [cols, paths](const rapidjson::Value& obj, PrinterClock::time_point now) {
     PrintedRow row;
     row.cells.push_back(tablejson::str(obj, {"metadata", "name"}));
     for (size_t i = 0; i < cols.size(); ++i) row.cells.push_back(crdCell(cols[i].type, evalPath(obj, paths[i]), now));
@@ -112,12 +112,12 @@ TablePrinter defaultPrinter() {
   TablePrinter p;
   p.columns = {TableColumn{"Name", "string", "name", std::string(kNameDescription), 0},
                TableColumn{"Created At", "date", "", std::string(kCreationTimestampDescription), 0}};
-  p.print = [](const rapidjson::Value& obj, Clock::time_point) {
+  p.print = [](const rapidjson::Value& obj, PrinterClock::time_point) {
     PrintedRow row;
     row.cells.push_back(tablejson::str(obj, {"metadata", "name"}));
     std::string created = "0001-01-01T00:00:00Z";
     if (auto t = tablejson::time(obj, {"metadata", "creationTimestamp"})) {
-      const std::time_t secs = Clock::to_time_t(*t);
+      const std::time_t secs = PrinterClock::to_time_t(*t);
       std::tm tm{};
       gmtime_r(&secs, &tm);
       char buf[32];
@@ -167,7 +167,7 @@ void appendFullObject(std::string& out, const ResourceDef& def, const rapidjson:
 }  // namespace
 
 Result<std::string> renderTable(const ResourceDef& def, const std::vector<std::string_view>& objects_json,
-                                const TableOptions& options, const ListMetaOut& meta, Clock::time_point now) {
+                                const TableOptions& options, const ListMetaOut& meta, PrinterClock::time_point now) {
   const std::string& include = options.include_object;
   if (include != "" && include != "Metadata" && include != "Object" && include != "None")
     return badRequest("Unable to convert to Table as requested: " +

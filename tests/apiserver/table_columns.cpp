@@ -128,6 +128,7 @@ TableColumn ageCol() { return col("Age", "string", kCreationTimestampDescription
 }  // namespace
 
 std::vector<TableColumn> builtinColumns(std::string_view group, std::string_view resource) {
+  if (group == "events.k8s.io" && resource == "events") return builtinColumns("", "events");
   if (group.empty()) {
     if (resource == "pods")
       return {nameCol(),
@@ -153,7 +154,7 @@ std::vector<TableColumn> builtinColumns(std::string_view group, std::string_view
               ageCol(),
               col("Selector", "string", kServiceSpec_selector, 1)};
     if (resource == "endpoints") return {nameCol(), col("Endpoints", "string", kEndpoints_subsets), ageCol()};
-    if (resource == "events")
+    if (resource == "events")  // events.k8s.io shares the core Event printer
       return {col("Last Seen", "string", kEvent_lastTimestamp),
               col("Type", "string", kEvent_type),
               col("Reason", "string", kEvent_reason),

@@ -14,7 +14,7 @@ const rapidjson::Value* at(const rapidjson::Value& obj, std::initializer_list<co
 std::string str(const rapidjson::Value& obj, std::initializer_list<const char*> path);
 int64_t integer(const rapidjson::Value& obj, std::initializer_list<const char*> path, int64_t fallback = 0);
 bool boolean(const rapidjson::Value& obj, std::initializer_list<const char*> path);
-std::optional<Clock::time_point> time(const rapidjson::Value& obj, std::initializer_list<const char*> path);
+std::optional<PrinterClock::time_point> time(const rapidjson::Value& obj, std::initializer_list<const char*> path);
 // The array at `path`, or a shared empty array.
 const rapidjson::Value& arrayAt(const rapidjson::Value& obj, std::initializer_list<const char*> path);
 const rapidjson::Value& emptyArray();
@@ -29,7 +29,7 @@ std::optional<std::string> labelSelectorString(const rapidjson::Value* selector)
 
 // Row printers with no type-specific state (configmaps, secrets, namespaces,
 // services, endpoints, deployments, replicasets).
-using RowPrinter = std::function<PrintedRow(const rapidjson::Value&, Clock::time_point)>;
+using RowPrinter = std::function<PrintedRow(const rapidjson::Value&, PrinterClock::time_point)>;
 std::optional<RowPrinter> simplePrinter(std::string_view group, std::string_view resource);
 // Workload controllers and service accounts (table_printers_workloads.cpp).
 std::optional<RowPrinter> workloadPrinter(std::string_view group, std::string_view resource);

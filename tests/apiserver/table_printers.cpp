@@ -26,7 +26,7 @@ bool isRestartable(const rapidjson::Value* container) {
 
 struct Restarts {
   int64_t count = 0;
-  std::optional<Clock::time_point> last;
+  std::optional<PrinterClock::time_point> last;
   void add(const rapidjson::Value& status) {
     count += integer(status, {"restartCount"});
     if (auto t = time(status, {"lastState", "terminated", "finishedAt"}); t && (!last || *last < *t)) last = t;
@@ -39,7 +39,7 @@ std::string terminatedReason(const rapidjson::Value& terminated, const char* pre
   return std::string(prefix) + "ExitCode:" + std::to_string(integer(terminated, {"exitCode"}));
 }
 
-PrintedRow printPod(const rapidjson::Value& pod, Clock::time_point now) {
+PrintedRow printPod(const rapidjson::Value& pod, PrinterClock::time_point now) {
   const rapidjson::Value& empty = emptyArray();
   const rapidjson::Value& containers = arrayAt(pod, {"spec", "containers"});
   const rapidjson::Value& inits = arrayAt(pod, {"spec", "initContainers"});
@@ -157,7 +157,7 @@ std::string nodeAddress(const rapidjson::Value& node, std::string_view type) {
   return "<none>";
 }
 
-PrintedRow printNode(const rapidjson::Value& node, Clock::time_point now) {
+PrintedRow printNode(const rapidjson::Value& node, PrinterClock::time_point now) {
   std::vector<std::string> status;
   for (const auto& c : arrayAt(node, {"status", "conditions"}).GetArray()) {
     if (str(c, {"type"}) != "Ready") continue;
@@ -194,7 +194,7 @@ PrintedRow printNode(const rapidjson::Value& node, Clock::time_point now) {
   return row;
 }
 
-PrintedRow printEvent(const rapidjson::Value& ev, Clock::time_point now) {
+PrintedRow printEvent(const rapidjson::Value& ev, PrinterClock::time_point now) {
   const rapidjson::Value* firstTs = at(ev, {"firstTimestamp"});
   const bool firstZero = !time(ev, {"firstTimestamp"});
   std::string first = firstZero ? ageSince(at(ev, {"eventTime"}), now) : ageSince(firstTs, now);
@@ -228,6 +228,27 @@ PrintedRow printEvent(const rapidjson::Value& ev, Clock::time_point now) {
   return row;
 }
 
+// events.k8s.io/v1 Events print through the core printer after the same field
+// mapping the apiserver's conversion to the internal Event applies.
+PrintedRow printEventsV1(const rapidjson::Value& ev, PrinterClock::time_point now) {
+  static constexpr std::pair<const char*, const char*> kRenames[] = {
+      {"regarding", "involvedObject"},         {"note", "message"},
+      {"deprecatedFirstTimestamp", "firstTimestamp"}, {"deprecatedLastTimestamp", "lastTimestamp"},
+      {"deprecatedCount", "count"},            {"deprecatedSource", "source"},
+      {"reportingController", "reportingComponent"}};
+  rapidjson::Document core(rapidjson::kObjectType);
+  auto& alloc = core.GetAllocator();
+  if (ev.IsObject()) {
+    for (auto it = ev.MemberBegin(); it != ev.MemberEnd(); ++it) {
+      const char* name = it->name.GetString();
+      for (const auto& [from, to] : kRenames)
+        if (std::string_view(name) == from) name = to;
+      core.AddMember(rapidjson::Value(name, alloc), rapidjson::Value(it->value, alloc), alloc);
+    }
+  }
+  return printEvent(core, now);
+}
+
 }  // namespace
 
 std::optional<TablePrinter> builtinTablePrinter(const ResourceDef& def) {
@@ -238,6 +259,7 @@ std::optional<TablePrinter> builtinTablePrinter(const ResourceDef& def) {
   if (g.empty() && r == "pods") return TablePrinter{columns, printPod};
   if (g.empty() && r == "nodes") return TablePrinter{columns, printNode};
   if (g.empty() && r == "events") return TablePrinter{columns, printEvent};
+  if (g == "events.k8s.io" && r == "events") return TablePrinter{columns, printEventsV1};
   if (auto print = simplePrinter(g, r)) return TablePrinter{columns, *print};
   if (auto print = workloadPrinter(g, r)) return TablePrinter{columns, *print};
   return std::nullopt;

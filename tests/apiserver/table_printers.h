@@ -17,7 +17,7 @@
 
 namespace testapi {
 
-using Clock = std::chrono::system_clock;
+using PrinterClock = std::chrono::system_clock;
 
 struct TableColumn {
   std::string name;
@@ -38,7 +38,7 @@ struct PrintedRow {
 
 struct TablePrinter {
   std::vector<TableColumn> columns;
-  std::function<PrintedRow(const rapidjson::Value& object, Clock::time_point now)> print;
+  std::function<PrintedRow(const rapidjson::Value& object, PrinterClock::time_point now)> print;
 };
 
 // The printer of a built-in resource, or nullopt when the apiserver uses the default
@@ -53,8 +53,8 @@ extern const std::string_view kCreationTimestampDescription;
 // k8s.io/apimachinery/pkg/util/duration.HumanDuration.
 std::string humanDuration(std::chrono::nanoseconds d);
 // RFC 3339 (with optional fraction and offset) as metav1.Time parses it.
-std::optional<Clock::time_point> parseRfc3339(std::string_view text);
+std::optional<PrinterClock::time_point> parseRfc3339(std::string_view text);
 // translateTimestampSince: "<unknown>" for a missing/zero time, else the age.
-std::string ageSince(const rapidjson::Value* timestamp, Clock::time_point now);
+std::string ageSince(const rapidjson::Value* timestamp, PrinterClock::time_point now);
 
 }  // namespace testapi

@@ -40,7 +40,7 @@ bool boolean(const rapidjson::Value& obj, std::initializer_list<const char*> pat
   return v && v->IsBool() && v->GetBool();
 }
 
-std::optional<Clock::time_point> time(const rapidjson::Value& obj, std::initializer_list<const char*> path) {
+std::optional<PrinterClock::time_point> time(const rapidjson::Value& obj, std::initializer_list<const char*> path) {
   const auto* v = at(obj, path);
   if (!v || !v->IsString()) return std::nullopt;
   return parseRfc3339(std::string_view(v->GetString(), v->GetStringLength()));
@@ -128,7 +128,7 @@ int64_t memberCount(const rapidjson::Value& obj, const char* field) {
 }
 
 std::string name(const rapidjson::Value& o) { return str(o, {"metadata", "name"}); }
-std::string age(const rapidjson::Value& o, Clock::time_point now) {
+std::string age(const rapidjson::Value& o, PrinterClock::time_point now) {
   return ageSince(at(o, {"metadata", "creationTimestamp"}), now);
 }
 
@@ -153,7 +153,7 @@ std::string externalIP(const rapidjson::Value& svc) {
   return all.empty() ? "<pending>" : join(all, ",");
 }
 
-PrintedRow printService(const rapidjson::Value& svc, Clock::time_point now) {
+PrintedRow printService(const rapidjson::Value& svc, PrinterClock::time_point now) {
   const rapidjson::Value& ips = arrayAt(svc, {"spec", "clusterIPs"});
   std::string clusterIP = ips.Size() > 0 && ips[0].IsString() ? ips[0].GetString() : str(svc, {"spec", "clusterIP"});
   std::vector<std::string> ports;
@@ -204,7 +204,7 @@ std::string formatEndpoints(const rapidjson::Value& ep) {
   return out;
 }
 
-PrintedRow printDeployment(const rapidjson::Value& d, Clock::time_point now) {
+PrintedRow printDeployment(const rapidjson::Value& d, PrinterClock::time_point now) {
   auto [names, images] = containerCells(d);
   const int64_t desired = integer(d, {"spec", "replicas"}, 1);  // apps/v1 defaults replicas to 1
   return {{name(d), std::to_string(integer(d, {"status", "readyReplicas"})) + "/" + std::to_string(desired),
@@ -213,7 +213,7 @@ PrintedRow printDeployment(const rapidjson::Value& d, Clock::time_point now) {
           ""};
 }
 
-PrintedRow printReplicaSet(const rapidjson::Value& rs, Clock::time_point now) {
+PrintedRow printReplicaSet(const rapidjson::Value& rs, PrinterClock::time_point now) {
   auto [names, images] = containerCells(rs);
   auto selector = labelSelectorString(at(rs, {"spec", "selector"}));
   return {{name(rs), integer(rs, {"spec", "replicas"}, 1), integer(rs, {"status", "replicas"}),
@@ -226,19 +226,19 @@ PrintedRow printReplicaSet(const rapidjson::Value& rs, Clock::time_point now) {
 
 std::optional<RowPrinter> simplePrinter(std::string_view group, std::string_view resource) {
   if (group.empty() && resource == "configmaps")
-    return RowPrinter([](const rapidjson::Value& o, Clock::time_point now) {
+    return RowPrinter([](const rapidjson::Value& o, PrinterClock::time_point now) {
       return PrintedRow{{name(o), memberCount(o, "data") + memberCount(o, "binaryData"), age(o, now)}, ""};
     });
   if (group.empty() && resource == "secrets")
-    return RowPrinter([](const rapidjson::Value& o, Clock::time_point now) {
+    return RowPrinter([](const rapidjson::Value& o, PrinterClock::time_point now) {
       return PrintedRow{{name(o), str(o, {"type"}), memberCount(o, "data"), age(o, now)}, ""};
     });
   if (group.empty() && resource == "namespaces")
-    return RowPrinter([](const rapidjson::Value& o, Clock::time_point now) {
+    return RowPrinter([](const rapidjson::Value& o, PrinterClock::time_point now) {
       return PrintedRow{{name(o), str(o, {"status", "phase"}), age(o, now)}, ""};
     });
   if (group.empty() && resource == "endpoints")
-    return RowPrinter([](const rapidjson::Value& o, Clock::time_point now) {
+    return RowPrinter([](const rapidjson::Value& o, PrinterClock::time_point now) {
       return PrintedRow{{name(o), formatEndpoints(o), age(o, now)}, ""};
     });
   if (group.empty() && resource == "services") return RowPrinter(printService);
@@ -281,7 +281,7 @@ std::string humanDuration(std::chrono::nanoseconds d) {
   return std::to_string(hours / 24 / 365) + "y";
 }
 
-std::optional<Clock::time_point> parseRfc3339(std::string_view t) {
+std::optional<PrinterClock::time_point> parseRfc3339(std::string_view t) {
   int y, mo, d, h, mi, s;
   char sep;
   int consumed = 0;
@@ -314,11 +314,11 @@ std::optional<Clock::time_point> parseRfc3339(std::string_view t) {
   const int64_t epoch = static_cast<int64_t>(timegm(&tm)) - offset;
   // Go's zero time (0001-01-01T00:00:00Z) means "unset" to the printers.
   if (y == 1 && mo == 1 && d == 1 && h == 0 && mi == 0 && s == 0 && nanos == 0) return std::nullopt;
-  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(epoch) +
+  return PrinterClock::time_point(std::chrono::duration_cast<PrinterClock::duration>(std::chrono::seconds(epoch) +
                                                                        std::chrono::nanoseconds(nanos)));
 }
 
-std::string ageSince(const rapidjson::Value* timestamp, Clock::time_point now) {
+std::string ageSince(const rapidjson::Value* timestamp, PrinterClock::time_point now) {
   if (!timestamp || !timestamp->IsString()) return "<unknown>";
   auto t = parseRfc3339(std::string_view(timestamp->GetString(), timestamp->GetStringLength()));
   if (!t) return "<unknown>";

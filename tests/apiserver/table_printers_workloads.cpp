@@ -7,7 +7,7 @@ namespace testapi::tablejson {
 namespace {
 
 std::string name(const rapidjson::Value& o) { return str(o, {"metadata", "name"}); }
-std::string age(const rapidjson::Value& o, Clock::time_point now) {
+std::string age(const rapidjson::Value& o, PrinterClock::time_point now) {
   return ageSince(at(o, {"metadata", "creationTimestamp"}), now);
 }
 
@@ -25,7 +25,7 @@ bool jobCondition(const rapidjson::Value& job, std::string_view type) {
   return false;
 }
 
-PrintedRow printReplicationController(const rapidjson::Value& rc, Clock::time_point now) {
+PrintedRow printReplicationController(const rapidjson::Value& rc, PrinterClock::time_point now) {
   auto [names, images] = containerCells(rc);
   return {{name(rc), integer(rc, {"spec", "replicas"}, 1), integer(rc, {"status", "replicas"}),
            integer(rc, {"status", "readyReplicas"}), age(rc, now), names, images,
@@ -33,7 +33,7 @@ PrintedRow printReplicationController(const rapidjson::Value& rc, Clock::time_po
           ""};
 }
 
-PrintedRow printStatefulSet(const rapidjson::Value& ss, Clock::time_point now) {
+PrintedRow printStatefulSet(const rapidjson::Value& ss, PrinterClock::time_point now) {
   auto [names, images] = containerCells(ss);
   return {{name(ss),
            std::to_string(integer(ss, {"status", "readyReplicas"})) + "/" +
@@ -42,7 +42,7 @@ PrintedRow printStatefulSet(const rapidjson::Value& ss, Clock::time_point now) {
           ""};
 }
 
-PrintedRow printDaemonSet(const rapidjson::Value& ds, Clock::time_point now) {
+PrintedRow printDaemonSet(const rapidjson::Value& ds, PrinterClock::time_point now) {
   auto [names, images] = containerCells(ds);
   return {{name(ds), integer(ds, {"status", "desiredNumberScheduled"}), integer(ds, {"status", "currentNumberScheduled"}),
            integer(ds, {"status", "numberReady"}), integer(ds, {"status", "updatedNumberScheduled"}),
@@ -51,7 +51,7 @@ PrintedRow printDaemonSet(const rapidjson::Value& ds, Clock::time_point now) {
           ""};
 }
 
-PrintedRow printJob(const rapidjson::Value& job, Clock::time_point now) {
+PrintedRow printJob(const rapidjson::Value& job, PrinterClock::time_point now) {
   const int64_t succeeded = integer(job, {"status", "succeeded"});
   std::string completions;
   if (const auto* c = at(job, {"spec", "completions"}); c && c->IsInt64()) {
@@ -83,7 +83,7 @@ PrintedRow printJob(const rapidjson::Value& job, Clock::time_point now) {
 std::optional<RowPrinter> workloadPrinter(std::string_view group, std::string_view resource) {
   if (group.empty() && resource == "replicationcontrollers") return RowPrinter(printReplicationController);
   if (group.empty() && resource == "serviceaccounts")
-    return RowPrinter([](const rapidjson::Value& o, Clock::time_point now) {
+    return RowPrinter([](const rapidjson::Value& o, PrinterClock::time_point now) {
       return PrintedRow{{name(o), static_cast<int64_t>(arrayAt(o, {"secrets"}).Size()), age(o, now)}, ""};
     });
   if (group == "apps" && resource == "statefulsets") return RowPrinter(printStatefulSet);

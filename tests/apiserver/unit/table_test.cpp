@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 namespace {
 
 // 2024-06-25T15:00:00Z
-const Clock::time_point kNow = Clock::time_point(std::chrono::seconds(1719327600));
+const PrinterClock::time_point kNow = PrinterClock::time_point(std::chrono::seconds(1719327600));
 
 rapidjson::Document parse(const std::string& json) {
   rapidjson::Document d;
@@ -318,4 +318,13 @@ TEST_CASE("Workload controller and service account rows (N3)") {
 
   const std::string sa = R"J({"metadata":{"name":"default"},"secrets":[{"name":"t"}]})J";
   CHECK(cells(table(coreDef("serviceaccounts", "ServiceAccount"), {sa})) == R"J(["default",1,"<unknown>"])J");
+}
+
+TEST_CASE("events.k8s.io Events print like core Events (N3)") {
+  const std::string ev = R"J({"metadata":{"name":"e"},"regarding":{"kind":"Pod","name":"p"},"note":"hello",
+    "reason":"Started","type":"Normal","reportingController":"kubelet","reportingInstance":"n1",
+    "eventTime":"2024-06-25T14:59:00.000000Z"})J";
+  auto t = table(groupDef("events.k8s.io", "events", "Event"), {ev});
+  CHECK(columnNames(t).front() == "Last Seen");
+  CHECK(cells(t) == R"J(["60s","Normal","Started","pod/p","","kubelet, n1","hello","60s",1,"e"])J");
 }
