@@ -125,8 +125,8 @@ std::string aggregated(const ResourceCatalog& cat, bool legacy) {
     w.Key("versions");
     w.StartArray();
     for (const auto& gv : cat.groupVersions()) {
-      std::string version = g.empty() ? gv : gv.substr(g.size() + 1);
       if (g.empty() ? gv.find('/') != std::string::npos : gv.rfind(g + "/", 0) != 0) continue;
+      std::string version = g.empty() ? gv : gv.substr(g.size() + 1);
       w.StartObject();
       w.Key("version"); w.String(version.c_str());
       w.Key("resources");
