@@ -1,0 +1,191 @@
+// Continue tokens (P2/P3): base64url (no padding) of {"v":"meta.k8s.io/v1","rv":N,"start":K}.
+// The cache path and etcd path of the apiserver produce identical tokens, so clients
+// (and the proxy) may hand a token from one to the other; decoding reproduces the
+// storage layer's checks and error texts, including Go's base64 and JSON messages.
+#include "semantics.h"
+#include "status_util.h"
+
+#include <array>
+#include <cctype>
+#include <cstdio>
+
+
+namespace testapi {
+
+namespace {
+
+constexpr std::string_view kTokenVersion = "meta.k8s.io/v1";
+constexpr std::string_view kInvalidPrefix = "invalid continue token: ";
+constexpr std::string_view kKeyNotValid = "continue key is not valid";
+constexpr char kBase64Url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string base64UrlEncode(std::string_view in) {
+  std::string out;
+  size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    const uint32_t v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                       static_cast<unsigned char>(in[i + 2]);
+    out += kBase64Url[(v >> 18) & 63];
+    out += kBase64Url[(v >> 12) & 63];
+    out += kBase64Url[(v >> 6) & 63];
+    out += kBase64Url[v & 63];
+  }
+  const size_t rest = in.size() - i;
+  if (rest > 0) {
+    uint32_t v = static_cast<unsigned char>(in[i]) << 16;
+    if (rest == 2) v |= static_cast<unsigned char>(in[i + 1]) << 8;
+    out += kBase64Url[(v >> 18) & 63];
+    out += kBase64Url[(v >> 12) & 63];
+    if (rest == 2) out += kBase64Url[(v >> 6) & 63];
+  }
+  return out;
+}
+
+// base64.RawURLEncoding.DecodeString: CR/LF are skipped; any other byte outside the
+// alphabet (padding included) is reported at its offset, as is a dangling final char.
+std::optional<std::string> base64UrlDecode(std::string_view in, std::string& error) {
+  std::array<int, 256> map;
+  map.fill(-1);
+  for (int k = 0; k < 64; ++k) map[static_cast<unsigned char>(kBase64Url[k])] = k;
+  std::string out;
+  uint32_t acc = 0;
+  int have = 0;
+  size_t last_index = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    if (c == '\n' || c == '\r') continue;
+    if (map[c] < 0) {
+      error = "illegal base64 data at input byte " + std::to_string(i);
+      return std::nullopt;
+    }
+    acc = (acc << 6) | static_cast<uint32_t>(map[c]);
+    last_index = i;
+    if (++have == 4) {
+      out += static_cast<char>((acc >> 16) & 0xFF);
+      out += static_cast<char>((acc >> 8) & 0xFF);
+      out += static_cast<char>(acc & 0xFF);
+      acc = 0;
+      have = 0;
+    }
+  }
+  if (have == 1) {
+    error = "illegal base64 data at input byte " + std::to_string(last_index);
+    return std::nullopt;
+  }
+  if (have == 2) out += static_cast<char>((acc >> 4) & 0xFF);
+  if (have == 3) {
+    out += static_cast<char>((acc >> 10) & 0xFF);
+    out += static_cast<char>((acc >> 2) & 0xFF);
+  }
+  return out;
+}
+
+std::string jsonKindName(const rapidjson::Value& v) {
+  if (v.IsString()) return "string";
+  if (v.IsNumber()) return "number";
+  if (v.IsBool()) return "bool";
+  if (v.IsArray()) return "array";
+  if (v.IsObject()) return "object";
+  return "null";
+}
+
+// Case-insensitive member lookup, as encoding/json matches struct tags.
+const rapidjson::Value* member(const rapidjson::Value& obj, std::string_view name) {
+  const rapidjson::Value* found = nullptr;
+  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+    std::string_view key(it->name.GetString(), it->name.GetStringLength());
+    if (key.size() != name.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < key.size(); ++i)
+      same = same && std::tolower(static_cast<unsigned char>(key[i])) == name[i];
+    if (same) found = &it->value;  // the last duplicate wins, as in Go
+  }
+  return found;
+}
+
+std::string goNumberText(const rapidjson::Value& v) {
+  if (v.IsUint64()) return std::to_string(v.GetUint64());
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v.GetDouble());
+  return buf;
+}
+
+ApiError invalidToken(std::string detail) { return badRequest(std::string(kInvalidPrefix) + detail); }
+
+// path.Clean("/" + key) == "/" + key: no empty, "." or ".." segments, no trailing '/'.
+bool isCleanPath(std::string_view key) {
+  if (key == "/") return true;
+  if (!key.empty() && key.front() == '/') key.remove_prefix(1);
+  size_t pos = 0;
+  while (true) {
+    const size_t slash = key.find('/', pos);
+    const std::string_view seg = key.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos);
+    if (seg.empty() || seg == "." || seg == "..") return false;
+    if (slash == std::string_view::npos) return true;
+    pos = slash + 1;
+  }
+}
+
+}  // namespace
+
+std::string encodeContinue(int64_t rv, std::string_view start) {
+  std::string json = "{\"v\":\"";
+  json += kTokenVersion;
+  json += "\",\"rv\":" + std::to_string(rv) + ",\"start\":";
+  appendJsonString(json, start);
+  json += '}';
+  return base64UrlEncode(json);
+}
+
+Result<ContinueToken> decodeContinue(std::string_view token) {
+  std::string error;
+  auto data = base64UrlDecode(token, error);
+  if (!data) return invalidToken(std::string(kKeyNotValid) + ": " + error);
+
+  rapidjson::Document doc;
+  if (auto syntax = parseJsonLikeGo(*data, doc)) return invalidToken(std::string(kKeyNotValid) + ": " + *syntax);
+  if (!doc.IsObject() && !doc.IsNull())
+    return invalidToken(std::string(kKeyNotValid) + ": json: cannot unmarshal " + jsonKindName(doc) +
+                        " into Go value of type storage.continueToken");
+
+  std::string version;
+  ContinueToken out;
+  if (doc.IsObject()) {
+    const auto typeError = [](const rapidjson::Value& v, std::string_view field, std::string_view type) {
+      std::string kind = jsonKindName(v);
+      return invalidToken(std::string(kKeyNotValid) + ": json: cannot unmarshal " + kind +
+                          " into Go struct field continueToken." + std::string(field) + " of type " +
+                          std::string(type));
+    };
+    if (const auto* v = member(doc, "v"); v && !v->IsNull()) {
+      if (!v->IsString()) return typeError(*v, "v", "string");
+      version.assign(v->GetString(), v->GetStringLength());
+    }
+    if (const auto* v = member(doc, "rv"); v && !v->IsNull()) {
+      if (!v->IsInt64()) {
+        if (v->IsNumber())
+          return invalidToken(std::string(kKeyNotValid) + ": json: cannot unmarshal number " +
+                              goNumberText(*v) +
+                              " into Go struct field continueToken.rv of type int64");
+        return typeError(*v, "rv", "int64");
+      }
+      out.rv = v->GetInt64();
+    }
+    if (const auto* v = member(doc, "start"); v && !v->IsNull()) {
+      if (!v->IsString()) return typeError(*v, "start", "string");
+      out.start.assign(v->GetString(), v->GetStringLength());
+    }
+  }
+
+  if (version != kTokenVersion)
+    return invalidToken(std::string(kKeyNotValid) + ": server does not recognize this encoded version " + version);
+  if (out.rv == 0)
+    return invalidToken(std::string(kKeyNotValid) +
+                        ": incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+  if (out.start.empty())
+    return invalidToken(std::string(kKeyNotValid) + ": encoded start key empty (version meta.k8s.io/v1)");
+  if (!isCleanPath(out.start)) return invalidToken(std::string(kKeyNotValid) + ": " + out.start);
+  return out;
+}
+
+}  // namespace testapi
