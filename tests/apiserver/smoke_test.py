@@ -55,6 +55,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 os.kill(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
 
     def request(self, method, path, body=None, headers=None, timeout=30):
         conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
@@ -276,6 +278,8 @@ class KubectlTest(unittest.TestCase):
         finally:
             p.terminate()
             p.wait(timeout=10)
+            p.stdout.close()
+            p.stderr.close()
 
     def test_kubectl_apply_creates_then_updates_and_delete_removes(self):
         manifest = os.path.join(self.tmp, "cm.yaml")
