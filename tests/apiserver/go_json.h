@@ -1,0 +1,17 @@
+#pragma once
+// Re-encodes parsed JSON the way Go's encoding/json writes it (compact, HTML-safe
+// string escaping, shortest float form), so rendered bodies match the apiserver's.
+#include <string>
+
+#include <rapidjson/document.h>
+
+#include "rendering.h"
+
+namespace testapi {
+
+void appendGoJson(std::string& out, const rapidjson::Value& v);
+// ListMeta as the apiserver writes it: resourceVersion, continue, remainingItemCount,
+// each omitted when empty.
+std::string listMetaJson(const ListMetaOut& meta);
+
+}  // namespace testapi
