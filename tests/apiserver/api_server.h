@@ -72,6 +72,7 @@ class ApiServer {
   void handleDelete(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
   void handleDeleteCollection(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,
                               ResponseStream& out);
+  void deleteNamespaceContents(const std::string& ns);
   // ---- discovery.cpp / openapi.cpp ----
   bool handleDiscovery(const HttpRequest& req, ResponseStream& out);
   bool handleOpenApi(const HttpRequest& req, ResponseStream& out);

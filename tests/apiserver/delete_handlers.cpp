@@ -82,7 +82,24 @@ void ApiServer::handleDelete(const HttpRequest& req, const RequestInfo& info, co
     return m;
   });
   if (auto* e = std::get_if<ApiError>(&r)) return sendStatusError(out, *e);
+  // The namespace controller empties a deleted namespace; here that happens at once.
+  if (&res == &namespaces() && !opts.dry_run && !storage_.get(res, "", info.name)) deleteNamespaceContents(info.name);
   sendJsonBody(out, 200, std::string(std::get<StoredObjectPtr>(r)->json));
+}
+
+void ApiServer::deleteNamespaceContents(const std::string& ns) {
+  for (const auto& res : catalog_.resources()) {
+    if (!res.def.namespaced) continue;
+    auto snap = storage_.list(res, ns);
+    for (const auto& obj : snap->items)
+      storage_.mutate(res, ns, obj->name, [&](const StoredObjectPtr& current, uint64_t next_rv) -> Result<Storage::Mutation> {
+        Storage::Mutation m;
+        if (!current) return m;
+        m.action = Storage::Mutation::Action::Remove;
+        m.object = withResourceVersion(res, *current, next_rv);
+        return m;
+      });
+  }
 }
 
 void ApiServer::handleDeleteCollection(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,

@@ -1,9 +1,5 @@
 #include "media.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 namespace testapi {
 namespace {
 
@@ -41,29 +37,6 @@ MediaRange parseRange(std::string_view entry) {
   return m;
 }
 
-#ifndef KTA_HAVE_RENDERING
-std::string metaOf(std::string_view object_json) {
-  rapidjson::Document d;
-  d.Parse(object_json.data(), object_json.size());
-  std::string out = R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
-  if (d.IsObject() && d.HasMember("metadata")) {
-    rapidjson::StringBuffer sb;
-    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-    d["metadata"].Accept(w);
-    out.append(sb.GetString(), sb.GetSize());
-  } else {
-    out += "{}";
-  }
-  return out + "}";
-}
-
-std::string listMeta(const ListMetaOut& meta) {
-  std::string s = "{\"resourceVersion\":\"" + meta.resource_version + "\"";
-  if (!meta.continue_token.empty()) s += ",\"continue\":\"" + meta.continue_token + "\"";
-  if (meta.remaining_item_count) s += ",\"remainingItemCount\":" + std::to_string(*meta.remaining_item_count);
-  return s + "}";
-}
-#endif
 
 }  // namespace
 
@@ -100,7 +73,6 @@ TableOptions tableOptionsFrom(const Query& query) {
   return o;
 }
 
-#ifdef KTA_HAVE_RENDERING
 Result<std::string> tableFor(const ResourceDef& def, const std::vector<std::string_view>& objects,
                              const TableOptions& opts, const ListMetaOut& meta) {
   return renderTable(def, objects, opts, meta, std::chrono::system_clock::now());
@@ -109,46 +81,5 @@ std::string partialObjectMetadataFor(std::string_view object_json) { return rend
 std::string partialObjectMetadataListFor(const std::vector<std::string_view>& objects, const ListMetaOut& meta) {
   return renderPartialObjectMetadataList(objects, meta);
 }
-#else
-Result<std::string> tableFor(const ResourceDef&, const std::vector<std::string_view>& objects,
-                             const TableOptions& opts, const ListMetaOut& meta) {
-  if (opts.include_object != "None" && opts.include_object != "Metadata" && opts.include_object != "Object")
-    return badRequest("Unable to convert to Table as requested: includeObject: Invalid value: \"" +
-                      opts.include_object + "\": must be 'Metadata', 'Object', 'None', or empty");
-  std::string s = R"({"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":)" + listMeta(meta);
-  if (opts.column_definitions)
-    s += R"(,"columnDefinitions":[{"name":"Name","type":"string","format":"name","description":"Name must be unique within a namespace.","priority":0},{"name":"Created At","type":"date","format":"","description":"CreationTimestamp is a timestamp representing the server time when this object was created.","priority":0}])";
-  else
-    s += R"(,"columnDefinitions":null)";
-  s += ",\"rows\":[";
-  bool first = true;
-  for (auto obj : objects) {
-    rapidjson::Document d;
-    d.Parse(obj.data(), obj.size());
-    std::string name, created;
-    if (d.IsObject() && d.HasMember("metadata") && d["metadata"].IsObject()) {
-      auto& m = d["metadata"];
-      if (m.HasMember("name") && m["name"].IsString()) name = m["name"].GetString();
-      if (m.HasMember("creationTimestamp") && m["creationTimestamp"].IsString()) created = m["creationTimestamp"].GetString();
-    }
-    if (!first) s += ",";
-    first = false;
-    s += "{\"cells\":[\"" + name + "\",\"" + created + "\"]";
-    if (opts.include_object == "Metadata") s += ",\"object\":" + metaOf(obj);
-    else if (opts.include_object == "Object") s += ",\"object\":" + std::string(obj);
-    s += "}";
-  }
-  return s + "]}";
-}
-std::string partialObjectMetadataFor(std::string_view object_json) { return metaOf(object_json); }
-std::string partialObjectMetadataListFor(const std::vector<std::string_view>& objects, const ListMetaOut& meta) {
-  std::string s = R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":)" + listMeta(meta) + ",\"items\":[";
-  for (size_t i = 0; i < objects.size(); ++i) {
-    if (i) s += ",";
-    s += metaOf(objects[i]);
-  }
-  return s + "]}";
-}
-#endif
 
 }  // namespace testapi

@@ -1,7 +1,6 @@
 #pragma once
 // Content negotiation (N1, N3, N4) and the transformed renderings it selects:
-// Table and PartialObjectMetadata(List). Uses rendering.h when present; until
-// then a minimal fallback (Name / Created At tables) keeps kubectl working.
+// Table and PartialObjectMetadata(List), rendered by rendering.h.
 
 #include <chrono>
 #include <cstdint>
@@ -13,22 +12,7 @@
 #include "api_types.h"
 #include "semantics.h"
 
-#if __has_include("rendering.h")
 #include "rendering.h"
-#define KTA_HAVE_RENDERING 1
-#else
-namespace testapi {
-struct TableOptions {
-  std::string include_object = "Metadata";
-  bool column_definitions = true;
-};
-struct ListMetaOut {
-  std::string resource_version;
-  std::string continue_token;
-  std::optional<int64_t> remaining_item_count;
-};
-}  // namespace testapi
-#endif
 
 namespace testapi {
 

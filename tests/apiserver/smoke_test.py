@@ -301,11 +301,43 @@ class KubectlTest(unittest.TestCase):
         self.kubectl("apply", "-f", manifest)
         self.assertIn("applied", self.kubectl("get", "widgets"))
 
+    def test_kubectl_apply_server_side(self):
+        manifest = os.path.join(self.tmp, "ssa.yaml")
+        with open(manifest, "w") as f:
+            f.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  key: one\n")
+        self.kubectl("apply", "--server-side", "-f", manifest)
+        _, cm = self.srv.json("GET", "/api/v1/namespaces/default/configmaps/ssa", expect=200)
+        self.assertEqual(cm["data"]["key"], "one")
+
+    def test_kubectl_get_prints_server_side_table_columns(self):
+        header = self.kubectl("get", "pods").splitlines()[0].split()
+        self.assertEqual(header[:2], ["NAME", "READY"])
+
     def test_kubectl_logs(self):
         self.assertIn("log line 1", self.kubectl("logs", "web-0"))
 
     def test_kubectl_exec_echo(self):
         self.assertEqual(self.kubectl("exec", "web-0", "--", "echo", "hi").strip(), "hi")
+
+
+class LifecycleTest(unittest.TestCase):
+    def test_sigterm_stops_the_server_cleanly_even_with_open_watches(self):
+        srv = Server()
+        conn, resp = srv.open_watch("/api/v1/pods?watch=1")
+        os.kill(srv.proc.pid, signal.SIGTERM)
+        self.assertEqual(srv.proc.wait(timeout=10), 0)
+        conn.close()
+        srv.stop()
+
+    def test_bearer_token_is_required_when_configured(self):
+        srv = Server("--token", "t0k")
+        try:
+            resp, data = srv.request("GET", "/api/v1/pods")
+            self.assertEqual(resp.status, 401)
+            resp, _ = srv.request("GET", "/api/v1/pods", headers={"Authorization": "Bearer t0k"})
+            self.assertEqual(resp.status, 200)
+        finally:
+            srv.stop()
 
 
 class ScaleTest(unittest.TestCase):

@@ -1,6 +1,8 @@
 // Storage: global RV, event history, rollback for Exact reads, watch registration.
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include <rapidjson/document.h>
 
 #include "storage.h"
