@@ -47,7 +47,7 @@ Control endpoints (with --enable-control; any method, answers JSON):
                                       in namespace "churn" at R per second for S seconds
   POST /control/silent-update?resource=pods&namespace=NS&name=N
                                       change an object's content and RV without a watch
-                                      event (drift tests); clears the event history
+                                      event (drift tests)
 
 Signals: SIGTERM and SIGINT stop the server cleanly.
 )";

@@ -177,10 +177,10 @@ bool Storage::silentUpdate(const ServedResource& res, std::string_view ns, std::
   auto it = st.objects.find(storageKey(res.def.namespaced ? ns : "", name));
   if (it == st.objects.end()) return false;
   ++rv_;
+  // No event: watchers and the history never learn of this version, exactly the drift
+  // a cache would have after missing an update. Rolling back past it restores the
+  // last evented state, as the history still holds it.
   it->second = fn(*it->second, rv_);
-  // Rolling back across this change is impossible now: history before it is invalid.
-  compacted_rv_ = rv_;
-  history_.clear();
   lk.unlock();
   rv_cv_.notify_all();
   return true;

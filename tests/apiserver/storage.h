@@ -111,7 +111,7 @@ class Storage {
   Result<StoredObjectPtr> mutate(const ServedResource& res, std::string_view ns, std::string_view name,
                                  const MutateFn& fn);
   // Replaces an object without an event and without its RV appearing in the history
-  // (drift tests): the global RV still advances.
+  // (drift tests): the global RV still advances, watchers see nothing.
   bool silentUpdate(const ServedResource& res, std::string_view ns, std::string_view name,
                     const std::function<StoredObjectPtr(const StoredObject&, uint64_t rv)>& fn);
 
