@@ -165,3 +165,23 @@ TEST_CASE("Waiting for a future resourceVersion succeeds once a write reaches it
 }
 
 }  // namespace testapi
+
+namespace testapi {
+
+TEST_CASE("A silent update advances the resourceVersion without a watch event") {
+  Fixture f;
+  f.put("ns", "a", "1");
+  auto w = f.storage.watch(f.cms, "", false, f.storage.currentRv());
+  REQUIRE(w);
+  const uint64_t before = f.storage.currentRv();
+  CHECK(f.storage.silentUpdate(f.cms, "ns", "a", [&](const StoredObject&, uint64_t rv) { return f.object("ns", "a", rv, "drift"); }));
+  CHECK(f.storage.currentRv() == before + 1);
+  CHECK(dataOf(*f.storage.get(f.cms, "ns", "a")) == "drift");
+  CHECK(w->queue->empty());
+  CHECK_FALSE(f.storage.silentUpdate(f.cms, "ns", "missing", [&](const StoredObject& o, uint64_t) {
+    return std::make_shared<StoredObject>(o);
+  }));
+  f.storage.unwatch(f.cms, w->queue);
+}
+
+}  // namespace testapi
