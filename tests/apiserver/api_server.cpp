@@ -1,0 +1,136 @@
+#include "api_server.h"
+
+#include "http_server.h"
+
+namespace testapi {
+
+Headers standardHeaders() {
+  // E3: every apiserver response carries these.
+  return {{"Cache-Control", "no-cache, private"}, {"Audit-Id", newUid()}};
+}
+
+void sendJsonBody(ResponseStream& out, int status, std::string&& body, const std::string& content_type) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = content_type;
+  r.headers = standardHeaders();
+  r.body = std::move(body);
+  out.send(std::move(r));
+}
+
+void sendStatusError(ResponseStream& out, const ApiError& err) {
+  HttpResponse r;
+  r.status = err.code;
+  r.headers = standardHeaders();
+  if (err.retry_after_seconds > 0) r.headers.emplace_back("Retry-After", std::to_string(err.retry_after_seconds));
+  r.body = err.toJson();
+  out.send(std::move(r));
+}
+
+bool isDryRun(const HttpRequest& req) {
+  auto range = req.query.equal_range("dryRun");
+  for (auto it = range.first; it != range.second; ++it)
+    if (it->second == "All") return true;
+  return false;
+}
+
+ApiServer::ApiServer(const ResourceCatalog& catalog, Storage& storage, ApiServerOptions opts)
+    : catalog_(catalog), storage_(storage), opts_(std::move(opts)) {
+  namespaces_ = catalog_.find("", "v1", "namespaces");
+  if (!namespaces_) throw std::runtime_error("resource catalog must serve core v1 namespaces");
+}
+
+ApiServer::~ApiServer() {
+  std::lock_guard lk(churn_mu_);
+  churn_threads_.clear();  // jthreads: request stop and join
+}
+
+const ServedResource* ApiServer::findResource(const RequestInfo& info) const {
+  return catalog_.find(info.group, info.version, info.resource);
+}
+
+void ApiServer::handle(const HttpRequest& req, ResponseStream& out) {
+  if (auto ms = slow_ms_.load(); ms > 0 && req.path.rfind("/control/", 0) != 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  if (!opts_.token.empty() && req.path.rfind("/control/", 0) != 0) {
+    if (req.header("authorization") != "Bearer " + opts_.token) {
+      sendStatusError(out, ApiError{401, "Unauthorized", "Unauthorized"});
+      return;
+    }
+  }
+  if (req.path.rfind("/control/", 0) == 0 || req.path == "/control") {
+    if (!opts_.enable_control) {
+      sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+      return;
+    }
+    handleControl(req, out);
+    return;
+  }
+  if (req.path == "/version" || req.path == "/version/") {
+    sendJsonBody(out, 200,
+                 R"({"major":"1","minor":"34","emulationMajor":"1","emulationMinor":"34","minCompatibilityMajor":"1","minCompatibilityMinor":"33","gitVersion":"v1.34.0","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2025-08-27T00:00:00Z","goVersion":"go1.24.6","compiler":"gc","platform":"linux/amd64"})");
+    return;
+  }
+  if (req.path == "/healthz" || req.path == "/readyz" || req.path == "/livez") {
+    HttpResponse r;
+    r.content_type = "text/plain; charset=utf-8";
+    r.headers = standardHeaders();
+    r.body = "ok";
+    out.send(std::move(r));
+    return;
+  }
+  if (req.path.rfind("/openapi/", 0) == 0) {
+    if (handleOpenApi(req, out)) return;
+  }
+  RequestInfo info = parseRequestInfo(req);
+  if (info.is_resource_request) {
+    handleResource(req, info, out);
+    return;
+  }
+  if (handleDiscovery(req, out)) return;
+  sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+}
+
+void ApiServer::handleResource(const HttpRequest& req, const RequestInfo& info, ResponseStream& out) {
+  const ServedResource* res = findResource(info);
+  if (!res) {
+    sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    return;
+  }
+  {
+    std::lock_guard lk(counters_.mu);
+    ++counters_.requests[info.verb + " " + res->def.qualifiedResource() +
+                         (info.subresource.empty() ? "" : "/" + info.subresource)];
+  }
+  if (!res->def.namespaced && !info.ns.empty()) {
+    sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    return;
+  }
+  if (!info.subresource.empty()) {
+    if (!res->hasSubresource(info.subresource)) {
+      sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+      return;
+    }
+    if (info.subresource == "log") return handlePodLog(req, info, *res, out);
+    if (info.subresource == "exec") return handlePodExec(req, info, *res, out);
+    if (info.subresource == "scale") return handleScale(req, info, *res, out);
+  }
+  const auto& v = info.verb;
+  if (v == "get") return handleGet(req, info, *res, out);
+  if (v == "list") return handleList(req, info, *res, out);
+  if (v == "watch") return handleWatch(req, info, *res, out);
+  if (v == "create") {
+    if (!info.name.empty()) {
+      sendStatusError(out, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource"});
+      return;
+    }
+    return handleCreate(req, info, *res, out);
+  }
+  if (v == "update") return handleUpdate(req, info, *res, out);
+  if (v == "patch") return handlePatch(req, info, *res, out);
+  if (v == "delete") return handleDelete(req, info, *res, out);
+  if (v == "deletecollection") return handleDeleteCollection(req, info, *res, out);
+  sendStatusError(out, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource"});
+}
+
+}  // namespace testapi

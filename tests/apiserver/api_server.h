@@ -1,0 +1,120 @@
+#pragma once
+// ApiServer: the request handling of kube-test-apiserver. Routes one HTTP request to
+// discovery, OpenAPI, control or resource handlers, which answer from Storage with
+// kube-apiserver's semantics (kube-api-contract.md clauses cited at each handler).
+//
+// Thread safety: handle() is called concurrently from every connection thread.
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "http_types.h"
+#include "media.h"
+#include "request_info.h"
+#include "resource_catalog.h"
+#include "storage.h"
+
+namespace testapi {
+
+class HttpServer;
+
+struct ApiServerOptions {
+  std::chrono::seconds bookmark_interval{60};  // W7: per-watcher bookmark period
+  std::string token;                            // when set, Bearer token required (401 otherwise)
+  bool enable_control = false;                  // /control/* endpoints
+  std::string server_address;                   // host:port, for discovery
+  // R7: how long a read waits for a future resourceVersion before 504.
+  std::chrono::milliseconds too_large_rv_wait{3000};
+};
+
+struct ApiCounters {
+  std::mutex mu;
+  std::map<std::string, uint64_t> requests;  // "verb resource" -> count
+  std::atomic<uint64_t> lists{0};
+  std::atomic<uint64_t> watches{0};
+};
+
+class ApiServer {
+ public:
+  ApiServer(const ResourceCatalog& catalog, Storage& storage, ApiServerOptions opts);
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  void handle(const HttpRequest& req, ResponseStream& out);
+  // control/refuse needs to reach the listener.
+  void setHttpServer(HttpServer* server) { http_ = server; }
+  // Loads a few namespaces and objects for demos (--sample-data).
+  void loadSampleData();
+  // Creates the namespaces every cluster starts with.
+  void createDefaultNamespaces();
+  // Bulk-loads `count` realistic objects (control/load); returns how many were created.
+  size_t loadObjects(const ServedResource& res, size_t count, size_t namespaces, size_t nodes);
+
+ private:
+  // ---- read_handlers.cpp ----
+  void handleGet(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
+  void handleList(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
+  // ---- watch_handler.cpp ----
+  void handleWatch(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
+  // ---- write_handlers.cpp ----
+  void handleCreate(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
+  void handleUpdate(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
+  void handlePatch(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
+  // ---- delete_handlers.cpp ----
+  void handleDelete(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
+  void handleDeleteCollection(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,
+                              ResponseStream& out);
+  void deleteNamespaceContents(const std::string& ns);
+  // ---- discovery.cpp / openapi.cpp ----
+  bool handleDiscovery(const HttpRequest& req, ResponseStream& out);
+  bool handleOpenApi(const HttpRequest& req, ResponseStream& out);
+  // ---- control.cpp ----
+  void handleControl(const HttpRequest& req, ResponseStream& out);
+  // ---- pod_subresources.cpp ----
+  void handlePodLog(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
+  void handlePodExec(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
+  void handleScale(const HttpRequest& req, const RequestInfo& info, const ServedResource& res, ResponseStream& out);
+
+  void handleResource(const HttpRequest& req, const RequestInfo& info, ResponseStream& out);
+  // Creates a validated, defaulted object (shared by POST, server-side apply on a
+  // missing object and the loaders).
+  Result<StoredObjectPtr> createObject(const ServedResource& res, const std::string& ns, rapidjson::Document& doc,
+                                       bool dry_run);
+  // Writes `doc` as the new state of an existing object with update semantics
+  // (RV precondition, immutable metadata, generation, status/main split).
+  Result<StoredObjectPtr> updateObject(const ServedResource& res, const RequestInfo& info, const std::string& sub,
+                                       const std::function<Result<bool>(const StoredObject& current,
+                                                                        rapidjson::Document& doc)>& build,
+                                       bool dry_run, bool create_if_missing);
+  void startChurn(double rate, int seconds);
+
+  const ServedResource* findResource(const RequestInfo& info) const;
+  const ServedResource& namespaces() const { return *namespaces_; }
+
+  const ResourceCatalog& catalog_;
+  Storage& storage_;
+  ApiServerOptions opts_;
+  const ServedResource* namespaces_ = nullptr;
+  HttpServer* http_ = nullptr;
+  ApiCounters counters_;
+  std::atomic<int64_t> slow_ms_{0};
+  std::mutex churn_mu_;
+  std::vector<std::jthread> churn_threads_;
+};
+
+// Response helpers shared by the handler files.
+void sendStatusError(ResponseStream& out, const ApiError& err);
+void sendJsonBody(ResponseStream& out, int status, std::string&& body,
+                  const std::string& content_type = "application/json");
+Headers standardHeaders();
+bool isDryRun(const HttpRequest& req);
+
+}  // namespace testapi

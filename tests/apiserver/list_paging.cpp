@@ -1,0 +1,92 @@
+#include "list_paging.h"
+
+namespace testapi {
+
+Result<ObjectFilter> ObjectFilter::make(const ServedResource& res, const std::string& ns, const std::string& name,
+                                        const ListOptions& opts) {
+  ObjectFilter f;
+  f.scope_ns_ = ns;
+  f.name_ = name;
+  if (!opts.label_selector.empty()) {
+    auto ls = parseLabelSelector(opts.label_selector);
+    if (auto* e = std::get_if<ApiError>(&ls)) return *e;
+    f.labels_ = std::get<std::shared_ptr<const LabelSelector>>(ls);
+    if (f.labels_ && f.labels_->empty()) f.labels_.reset();
+  }
+  if (!opts.field_selector.empty()) {
+    auto fs = parseFieldSelector(res.def, opts.field_selector);
+    if (auto* e = std::get_if<ApiError>(&fs)) return *e;
+    f.fields_ = std::get<std::shared_ptr<const FieldSelector>>(fs);
+    if (f.fields_ && f.fields_->empty()) f.fields_.reset();
+  }
+  if (f.fields_) {
+    if (!name.empty()) {
+      if (auto want = f.fields_->requiredValue("metadata.name"); want && *want != name)
+        return badRequest("fieldSelector metadata.name doesn't match requested name");
+    }
+    if (f.scope_ns_.empty() && res.def.namespaced)
+      if (auto want = f.fields_->requiredValue("metadata.namespace")) f.scope_ns_ = *want;
+  }
+  f.has_selectors_ = f.labels_ || f.fields_;
+  return f;
+}
+
+bool ObjectFilter::matches(const StoredObject& obj) const {
+  if (!scope_ns_.empty() && obj.ns != scope_ns_) return false;
+  if (!name_.empty() && obj.name != name_) return false;
+  if (labels_ && !labels_->matches(obj.labels)) return false;
+  if (fields_ && !fields_->matches(obj.fields)) return false;
+  return true;
+}
+
+Page paginate(const Storage::Snapshot& snap, const ServedResource&, const ObjectFilter& filter, bool all_namespaces,
+              const std::string& start, int64_t limit) {
+  Page page;
+  auto relKey = [&](const StoredObject& o) -> const std::string& { return all_namespaces ? o.key : o.name; };
+  size_t i = 0;
+  if (!start.empty()) {
+    // Keys are in bytewise order (P9); the token's start is the last key + NUL, so
+    // everything at or after it is unseen.
+    while (i < snap.items.size() && relKey(*snap.items[i]) < start) ++i;
+  }
+  for (; i < snap.items.size(); ++i) {
+    const auto& o = snap.items[i];
+    if (!filter.matches(*o)) continue;
+    page.items.push_back(o);
+    if (limit > 0 && static_cast<int64_t>(page.items.size()) == limit) {
+      ++i;
+      break;
+    }
+  }
+  // P6: "more" is decided by remaining keys, not remaining matches.
+  if (limit > 0 && static_cast<int64_t>(page.items.size()) == limit && i < snap.items.size()) {
+    page.continue_token = encodeContinue(static_cast<int64_t>(snap.rv), relKey(*page.items.back()) + '\0');
+    if (!filter.hasSelectors()) page.remaining_item_count = static_cast<int64_t>(snap.items.size() - i);  // P4
+  }
+  return page;
+}
+
+std::string renderList(const ServedResource& res, const std::vector<StoredObjectPtr>& items, const ListMetaOut& meta) {
+  size_t total = 256;
+  for (const auto& o : items) total += o->json.size() + 1;
+  std::string s;
+  s.reserve(total);
+  s += "{\"kind\":";
+  s += jsonQuote(res.def.list_kind);
+  s += ",\"apiVersion\":";
+  s += jsonQuote(res.def.groupVersion());
+  s += ",\"metadata\":{\"resourceVersion\":\"";
+  s += meta.resource_version;
+  s += '"';
+  if (!meta.continue_token.empty()) s += ",\"continue\":" + jsonQuote(meta.continue_token);
+  if (meta.remaining_item_count) s += ",\"remainingItemCount\":" + std::to_string(*meta.remaining_item_count);
+  s += "},\"items\":[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) s += ',';
+    items[i]->appendItem(s);
+  }
+  s += "]}";
+  return s;
+}
+
+}  // namespace testapi

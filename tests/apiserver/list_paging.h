@@ -1,0 +1,50 @@
+#pragma once
+// Which stored objects a LIST/WATCH request sees (namespace, S1-S7 selectors, named
+// watches) and how a LIST result is cut into pages (P1-P6) and rendered (L1).
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "media.h"
+#include "object_codec.h"
+#include "storage.h"
+
+namespace testapi {
+
+class ObjectFilter {
+ public:
+  // name: the object name of a named watch path ("" otherwise); a disagreeing
+  // metadata.name field selector is the 400 of W1.
+  static Result<ObjectFilter> make(const ServedResource& res, const std::string& ns, const std::string& name,
+                                   const ListOptions& opts);
+  bool matches(const StoredObject& obj) const;
+  // The namespace the request is confined to: the path's, else a metadata.namespace=
+  // field selector's (W11), else "" (all).
+  const std::string& namespaceScope() const { return scope_ns_; }
+  bool hasSelectors() const { return has_selectors_; }
+
+ private:
+  std::string scope_ns_;
+  std::string name_;
+  std::shared_ptr<const LabelSelector> labels_;
+  std::shared_ptr<const FieldSelector> fields_;
+  bool has_selectors_ = false;
+};
+
+struct Page {
+  std::vector<StoredObjectPtr> items;
+  std::string continue_token;
+  std::optional<int64_t> remaining_item_count;
+};
+
+// Cuts one page out of `snap` (key order). `all_namespaces`: keys in tokens are
+// "<ns>/<name>" rather than "<name>" (P2). `start` is the decoded token position.
+Page paginate(const Storage::Snapshot& snap, const ServedResource& res, const ObjectFilter& filter,
+              bool all_namespaces, const std::string& start, int64_t limit);
+
+// The L1 list envelope around `items` (concatenated stored bytes).
+std::string renderList(const ServedResource& res, const std::vector<StoredObjectPtr>& items, const ListMetaOut& meta);
+
+}  // namespace testapi

@@ -1,0 +1,113 @@
+// Pagination over a snapshot: tokens, remainingItemCount, page filling (P1-P6).
+#include <doctest/doctest.h>
+
+#include <rapidjson/document.h>
+
+#include "list_paging.h"
+
+namespace testapi {
+namespace {
+
+struct Fixture {
+  ResourceCatalog catalog = ResourceCatalog::builtinDefault();
+  const ServedResource& pods = *catalog.find("", "v1", "pods");
+  Storage::Snapshot snap;
+
+  void add(const std::string& ns, const std::string& name, const std::string& app) {
+    rapidjson::Document d;
+    std::string json = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","namespace":")" + ns +
+                       R"(","resourceVersion":"7","labels":{"app":")" + app + R"("}},"spec":{}})";
+    d.Parse(json.c_str());
+    snap.items.push_back(makeStored(pods, d));
+  }
+  ObjectFilter filter(const std::string& ns, const std::string& labels = "") {
+    ListOptions o;
+    o.label_selector = labels;
+    return std::get<ObjectFilter>(ObjectFilter::make(pods, ns, "", o));
+  }
+};
+
+ContinueToken decode(const std::string& token) { return std::get<ContinueToken>(decodeContinue(token)); }
+
+}  // namespace
+
+TEST_CASE("A page of an all-namespaces list continues after <ns>/<name> plus NUL (P2, P4)") {
+  Fixture f;
+  f.snap.rv = 42;
+  f.add("a", "p1", "web");
+  f.add("a", "p2", "web");
+  f.add("b", "p1", "db");
+  Page page = paginate(f.snap, f.pods, f.filter(""), true, "", 2);
+  CHECK(page.items.size() == 2);
+  auto tok = decode(page.continue_token);
+  CHECK(tok.rv == 42);
+  CHECK(tok.start == std::string("a/p2\0", 5));
+  CHECK(page.remaining_item_count == 1);
+  Page next = paginate(f.snap, f.pods, f.filter(""), true, tok.start, 2);
+  REQUIRE(next.items.size() == 1);
+  CHECK(next.items[0]->key == "b/p1");
+  CHECK(next.continue_token.empty());  // P1: the last page has no token
+  CHECK_FALSE(next.remaining_item_count);
+}
+
+TEST_CASE("A namespaced list's token holds only the name (P2)") {
+  Fixture f;
+  f.snap.rv = 5;
+  f.add("a", "p1", "web");
+  f.add("a", "p2", "web");
+  Page page = paginate(f.snap, f.pods, f.filter("a"), false, "", 1);
+  CHECK(decode(page.continue_token).start == std::string("p1\0", 3));
+}
+
+TEST_CASE("Selectors fill pages and drop remainingItemCount (P4, P6)") {
+  Fixture f;
+  f.snap.rv = 9;
+  f.add("a", "p1", "web");
+  f.add("a", "p2", "db");
+  f.add("a", "p3", "web");
+  f.add("a", "p4", "db");
+  Page page = paginate(f.snap, f.pods, f.filter("", "app=web"), true, "", 2);
+  REQUIRE(page.items.size() == 2);
+  CHECK(page.items[1]->name == "p3");
+  // P6: more keys remain, so a token is returned although nothing else matches.
+  CHECK_FALSE(page.continue_token.empty());
+  CHECK_FALSE(page.remaining_item_count);
+  Page last = paginate(f.snap, f.pods, f.filter("", "app=web"), true, decode(page.continue_token).start, 2);
+  CHECK(last.items.empty());
+  CHECK(last.continue_token.empty());
+}
+
+TEST_CASE("A list envelope omits kind on built-in items and never has null items (L1)") {
+  Fixture f;
+  f.add("a", "p1", "web");
+  ListMetaOut meta;
+  meta.resource_version = "3";
+  std::string body = renderList(f.pods, f.snap.items, meta);
+  rapidjson::Document d;
+  d.Parse(body.c_str());
+  REQUIRE(d.IsObject());
+  CHECK(std::string(d["kind"].GetString()) == "PodList");
+  CHECK(std::string(d["metadata"]["resourceVersion"].GetString()) == "3");
+  CHECK_FALSE(d["items"][0].HasMember("kind"));
+  CHECK(renderList(f.pods, {}, meta).find("\"items\":[]") != std::string::npos);
+}
+
+TEST_CASE("A named watch rejects a field selector naming another object (W1)") {
+  Fixture f;
+  ListOptions o;
+  o.field_selector = "metadata.name=other";
+  auto r = ObjectFilter::make(f.pods, "a", "mine", o);
+  REQUIRE(std::holds_alternative<ApiError>(r));
+  CHECK(std::get<ApiError>(r).message == "fieldSelector metadata.name doesn't match requested name");
+}
+
+TEST_CASE("A metadata.namespace field selector narrows an all-namespaces request (W11)") {
+  Fixture f;
+  ListOptions o;
+  o.field_selector = "metadata.namespace=b";
+  auto r = ObjectFilter::make(f.pods, "", "", o);
+  REQUIRE(std::holds_alternative<ObjectFilter>(r));
+  CHECK(std::get<ObjectFilter>(r).namespaceScope() == "b");
+}
+
+}  // namespace testapi
