@@ -6,13 +6,13 @@ namespace cache {
 
 namespace {
 
-// std::set gains heterogeneous erase only in C++23.
-template <typename Set>
-size_t eraseKey(Set& set, std::string_view key) {
-  auto it = set.find(key);
-  if (it == set.end()) return 0;
-  set.erase(it);
-  return 1;
+std::vector<const Object*>::iterator lowerBound(std::vector<const Object*>& bucket, std::string_view key) {
+  return std::lower_bound(bucket.begin(), bucket.end(), key,
+                          [](const Object* o, std::string_view k) { return std::string_view(o->key()) < k; });
+}
+
+bool contains(const std::vector<std::string>& values, const std::string& value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
 }
 
 }  // namespace
@@ -65,22 +65,41 @@ void Indexer::update(const Object* old_object, const Object* new_object) {
     for (const std::string& value : scratch_old_) {
       auto it = index.by_value.find(value);
       if (it == index.by_value.end()) continue;
-      entries_ -= eraseKey(it->second, old_object->key());
-      if (it->second.empty()) {
+      Bucket& bucket = it->second;
+      auto at = lowerBound(bucket, old_object->key());
+      if (at == bucket.end() || (*at)->key() != old_object->key()) continue;
+      if (new_object && contains(scratch_new_, value)) {
+        *at = new_object;  // same key, same value: keep the slot
+        continue;
+      }
+      bucket.erase(at);
+      --entries_;
+      if (bucket.empty()) {
         index.by_value.erase(it);
         --distinct_values_;
       }
     }
     for (std::string& value : scratch_new_) {
+      if (old_object && contains(scratch_old_, value)) continue;  // swapped above
       auto it = index.by_value.find(value);
       if (it == index.by_value.end()) {
-        it = index.by_value.emplace(std::move(value), ObjectSet{}).first;
+        it = index.by_value.emplace(std::move(value), Bucket{}).first;
         ++distinct_values_;
       }
-      // Same key, new version: replace the pointer (set elements are immutable).
-      entries_ -= eraseKey(it->second, new_object->key());
-      it->second.insert(new_object);
-      ++entries_;
+      Bucket& bucket = it->second;
+      // Lists arrive in key order, so appending is the common case.
+      if (bucket.empty() || bucket.back()->key() < new_object->key()) {
+        bucket.push_back(new_object);
+        ++entries_;
+        continue;
+      }
+      auto at = lowerBound(bucket, new_object->key());
+      if (at != bucket.end() && (*at)->key() == new_object->key()) {
+        *at = new_object;
+      } else {
+        bucket.insert(at, new_object);
+        ++entries_;
+      }
     }
   }
 }

@@ -1,8 +1,10 @@
 // cache_bench: ingestion, LIST and memory numbers of the cache module on generated
 // pods (see docs/design/store.md for results). Usage:
 //   cache_bench                 all throughput benchmarks, then memory at 10k/100k pods
+//   cache_bench throughput      only the throughput benchmarks
 //   cache_bench rss N [strip]   memory of a store holding N pods (one process per run)
 #include <malloc.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,12 +26,26 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+double threadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Best of `runs` in thread CPU time: the benchmark machine is shared, so wall time
+// mostly measures the other tenants. last_wall_ holds the wall time of that best run.
+double last_wall = 0;
 double bestSeconds(int runs, const std::function<void()>& body) {
   double best = 1e9;
   for (int i = 0; i < runs; ++i) {
     const auto start = Clock::now();
+    const double cpu_start = threadCpuSeconds();
     body();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
+    const double cpu = threadCpuSeconds() - cpu_start;
+    if (cpu < best) {
+      best = cpu;
+      last_wall = std::chrono::duration<double>(Clock::now() - start).count();
+    }
   }
   return best;
 }
@@ -100,7 +116,7 @@ void runThroughput() {
   simdjson::padded_string body(bench::generatePodList(0, kPods, 900000, kPods));
   const double mb = static_cast<double>(body.size()) / 1e6;
   std::printf("PodList: %d pods, %.1f MB, %.0f bytes/pod\n\n", kPods, mb, static_cast<double>(body.size()) / kPods);
-  std::printf("| benchmark | best time | throughput |\n|---|---|---|\n");
+  std::printf("| benchmark | best CPU time | throughput (CPU) |\n|---|---|---|\n");
 
   for (bool strip : {false, true}) {
     cache::ObjectMetaParser parser(podParserOptions(strip));
@@ -133,7 +149,7 @@ void runThroughput() {
   }
   simdjson::padded_string padded_stream(stream);
   const double stream_mb = static_cast<double>(stream.size()) / 1e6;
-  const auto watch_start = Clock::now();
+  const double watch_start = threadCpuSeconds();
   size_t pos = 0;
   while (pos < padded_stream.size()) {
     const size_t end = std::string_view(padded_stream.data(), padded_stream.size()).find('\n', pos);
@@ -142,7 +158,7 @@ void runThroughput() {
     if (!event || !store.apply(event->type, std::move(event->object))) std::abort();
     pos = end + 1;
   }
-  const double watch = std::chrono::duration<double>(Clock::now() - watch_start).count();
+  const double watch = threadCpuSeconds() - watch_start;
   std::printf("| parse + apply %d MODIFIED watch events | %.1f ms | %.0f MB/s, %.0f events/s |\n", kPods, watch * 1e3,
               stream_mb / watch, kPods / watch);
 
@@ -186,8 +202,7 @@ void runThroughput() {
   });
   std::printf("| LIST by spec.nodeName index (20 pods) | %.1f us | |\n", by_node * 1e6);
   const double page = bestSeconds(20, [&] {
-    if (store.snapshot()->list({.namespace_name = "team-7", .start_key = "team-7/web-5", .limit = 500}).items.empty())
-      std::abort();
+    if (store.snapshot()->list({.start_key = "team-3/web-5", .limit = 500}).items.size() != 500) std::abort();
   });
   std::printf("| one page (limit 500, continue key) | %.1f us | |\n", page * 1e6);
 
@@ -197,9 +212,9 @@ void runThroughput() {
                                         bench::generatePod(i * 7, store.currentRV() + 1, kPods).substr(1) + "}");
     if (!event || !store.apply(event->type, std::move(event->object))) std::abort();
   }
-  const auto historical_start = Clock::now();
+  const double historical_start = threadCpuSeconds();
   auto historical = store.snapshotAt(before_writes);
-  const double historical_time = std::chrono::duration<double>(Clock::now() - historical_start).count();
+  const double historical_time = threadCpuSeconds() - historical_start;
   if (!historical) std::abort();
   std::printf("| Exact snapshot 1000 events back (undo) | %.2f ms | |\n\n", historical_time * 1e3);
   const auto& stats = store.stats();
@@ -218,6 +233,7 @@ int main(int argc, char** argv) {
   const ssize_t length = readlink("/proc/self/exe", self.data(), self.size() - 1);
   self.resize(length > 0 ? static_cast<size_t>(length) : 0);
   runThroughput();
+  if (argc >= 2 && std::string(argv[1]) == "throughput") return 0;
   std::printf("| pods | strip managedFields | JSON MB | accounted overhead MB | RSS growth MB | RSS growth / JSON | process RSS MB | <= 1.2x JSON + 20 MB |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
