@@ -27,7 +27,11 @@ IndexDefinition byNamespace() {
 
 IndexDefinition byLabels() {
   return {std::string(kLabels), [](const Object& o, std::vector<std::string>& values) {
-            for (const auto& [key, value] : o.meta().labels) values.push_back(key + "=" + value);
+            for (const auto& [key, value] : o.meta().labels) {
+              std::string& entry = values.emplace_back();
+              entry.reserve(key.size() + 1 + value.size());
+              entry.append(key).append(1, '=').append(value);
+            }
           }};
 }
 

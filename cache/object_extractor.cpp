@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 
 namespace cache::detail {
 
@@ -171,10 +172,15 @@ error_code ObjectExtractor::extractMetadata(ondemand::value value, ondemand::doc
         SIMDJSON_TRY(label.unescaped_key().get(label_key));
         std::string owned_key(label_key);
         SIMDJSON_TRY(label.value().get_string().get(text));
-        meta_.labels.emplace_back(std::move(owned_key), std::string(text));
+        labels_.emplace_back(std::move(owned_key), std::string(text));
       }
       // Go encodes maps sorted by key already; sort anyway so lookup() stays valid.
-      if (!std::is_sorted(meta_.labels.begin(), meta_.labels.end())) std::sort(meta_.labels.begin(), meta_.labels.end());
+      if (!std::is_sorted(labels_.begin(), labels_.end())) std::sort(labels_.begin(), labels_.end());
+      // Collected in a reused vector, then moved into one of exactly the right size:
+      // growth by doubling would leave up to half the slots (64 bytes each) unused.
+      meta_.labels.reserve(labels_.size());
+      std::move(labels_.begin(), labels_.end(), std::back_inserter(meta_.labels));
+      labels_.clear();
     } else if (key == "managedFields") {
       managed_fields_index_ = index;
     } else if (metadata_paths != nullptr) {

@@ -64,6 +64,7 @@ class ObjectExtractor {
   int managed_fields_index_ = -1;
   std::string_view rv_text_;
   bool has_rv_ = false;
+  Labels labels_;                     // scratch for metadata.labels
   std::vector<std::string> outputs_;  // field values then index values, by target
   size_t field_count_ = 0;
 };

@@ -93,7 +93,11 @@ Result<std::vector<WatchEvent>> ThreadSafeStore::replace(std::vector<ObjectConst
   // Synthetic events take the object's own RV when it lies in (old_rv, list_rv], else
   // the nearest bound; deletions happened at some RV <= list_rv we never saw: list_rv.
   auto eventRV = [&](uint64_t object_rv) { return std::min(std::max(object_rv, old_rv + 1), list_rv); };
+  // Nobody can watch before the first list: its items are the starting state, not history.
   std::vector<WatchEvent> events;
+  auto record = [&](WatchEvent&& event) {
+    if (!first_list) events.push_back(std::move(event));
+  };
   size_t i = 0, j = 0;
   while (i < old_items.size() || j < items.size()) {
     const ObjectConstSharedPtr* before = i < old_items.size() ? &old_items[i] : nullptr;
@@ -101,18 +105,18 @@ Result<std::vector<WatchEvent>> ThreadSafeStore::replace(std::vector<ObjectConst
     if (before && after && (*before)->key() == (*after)->key()) {
       if ((*before)->resourceVersion() != (*after)->resourceVersion()) {
         indexer_.update(before->get(), after->get());
-        events.push_back({EventType::Modified, *after, *before, eventRV((*after)->resourceVersion()), {}});
+        record({EventType::Modified, *after, *before, eventRV((*after)->resourceVersion()), {}});
       } else if (before->get() != after->get()) {
         indexer_.update(before->get(), after->get());  // same version, new pointer
       }
       ++i, ++j;
     } else if (before && (!after || (*before)->key() < (*after)->key())) {
       indexer_.update(before->get(), nullptr);
-      events.push_back({EventType::Deleted, (*before)->withResourceVersion(list_rv), *before, list_rv, {}});
+      record({EventType::Deleted, (*before)->withResourceVersion(list_rv), *before, list_rv, {}});
       ++i;
     } else {
       indexer_.update(nullptr, after->get());
-      events.push_back({EventType::Added, *after, nullptr, eventRV((*after)->resourceVersion()), {}});
+      record({EventType::Added, *after, nullptr, eventRV((*after)->resourceVersion()), {}});
       ++j;
     }
   }
@@ -125,11 +129,7 @@ Result<std::vector<WatchEvent>> ThreadSafeStore::replace(std::vector<ObjectConst
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const WatchEvent& a, const WatchEvent& b) { return a.resource_version < b.resource_version; });
-  if (first_list) {
-    // Nobody can watch before the first list; its items are the starting state.
-    events.clear();
-    history_.start(list_rv);
-  }
+  if (first_list) history_.start(list_rv);
   for (const WatchEvent& event : events) history_.append(WatchEvent(event));
   setResourceVersionLocked(list_rv);
   synced_.store(true, std::memory_order_release);
