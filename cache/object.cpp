@@ -83,7 +83,8 @@ std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source
     std::memcpy(out, source.data() + pos, edit.range.begin - pos);
     out += edit.range.begin - pos;
     output_begins.push_back(static_cast<uint32_t>(out - base));
-    std::memcpy(out, edit.text.data(), edit.text.size());
+    // An empty replacement (a cut) may have a null data(); memcpy must not see it.
+    if (!edit.text.empty()) std::memcpy(out, edit.text.data(), edit.text.size());
     out += edit.text.size();
     pos = edit.range.end;
   }

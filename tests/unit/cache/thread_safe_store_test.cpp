@@ -253,4 +253,41 @@ TEST_CASE("Waiting for an RV wakes on the writer and gives up at the clock's dea
   CHECK_FALSE(store.waitUntilRV(16, deadline));
 }
 
+TEST_CASE("Once history wrapped, watches and Exact reads before its window are Expired (W5, R8)") {
+  FakeClock clock;
+  StoreOptions options = podStoreOptions();
+  options.history = EventHistoryOptions{.capacity = 2, .max_age = std::chrono::seconds(150)};
+  ThreadSafeStore store(options, clock);
+  REQUIRE(store.replace({makePod("ns", "a", 1)}, 10).has_value());
+  for (uint64_t rv = 11; rv <= 14; ++rv) REQUIRE(store.apply(EventType::Modified, makePod("ns", "a", rv)).has_value());
+  CHECK(store.oldestResumableRV() == 12);
+  auto watch = store.watchCursor(11);
+  REQUIRE_FALSE(watch.has_value());
+  CHECK(watch.error().message == "too old resource version: 11 (12)");
+  CHECK(store.watchCursor(12).has_value());
+  CHECK_FALSE(store.snapshotAt(11).has_value());
+  auto at12 = store.snapshotAt(12);
+  REQUIRE(at12.has_value());
+  CHECK((*at12)->get("ns/a")->resourceVersion() == 12);
+
+  clock.advance(std::chrono::seconds(151));
+  CHECK(store.evictExpiredHistory() == 2);
+  CHECK(store.stats().history_events == 0);
+  CHECK(store.oldestResumableRV() == 14);
+  CHECK(store.watchCursor(14).has_value());
+  CHECK_FALSE(store.watchCursor(13).has_value());
+}
+
+TEST_CASE("Cluster-scoped objects are keyed by name alone") {
+  ObjectMetaParser parser(ParserOptions{});
+  auto node = parser.parseObject(R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"node-1","resourceVersion":"3"}})");
+  REQUIRE(node.has_value());
+  CHECK((*node)->key() == "node-1");
+  FakeClock clock;
+  ThreadSafeStore store(StoreOptions{}, clock);
+  REQUIRE(store.replace({*node}, 5).has_value());
+  CHECK(store.get("node-1") == *node);
+  CHECK(store.byIndex("namespace", "").empty());
+}
+
 }  // namespace cache
