@@ -33,9 +33,11 @@ struct ObjectMeta {
   int64_t generation = 0;
   bool has_deletion_timestamp = false;
   Labels labels;
-  // One entry per FieldSpec field, keyed by the selector spelling; missing = "".
+  // FieldSpec field values keyed by the selector spelling. Fields whose value is "" (absent,
+  // null, empty, or not a scalar) have no entry, to save memory: read them with
+  // lookup(fields, name).value_or(""), which is how a field selector compares them.
   Fields fields;
-  // Values of the store's custom JSON-path indexes, keyed by index name; missing = "".
+  // Values of the store's custom JSON-path indexes, keyed by index name; "" omitted likewise.
   Fields index_values;
 };
 

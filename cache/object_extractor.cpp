@@ -238,8 +238,14 @@ error_code ObjectExtractor::extractPath(ondemand::value value, const PathNode& n
 
 void ObjectExtractor::finishFields() {
   auto collect = [&](Fields& out, size_t first, size_t last, auto name_of) {
-    out.reserve(last - first);
-    for (size_t target = first; target < last; ++target) out.emplace_back(name_of(target), outputs_[target]);
+    // Empty values are left out: "" is what a missing field compares as anyway (readers use
+    // lookup(...).value_or("")), and pods usually leave 2 of their 8 fields empty.
+    size_t present = 0;
+    for (size_t target = first; target < last; ++target) present += outputs_[target].empty() ? 0 : 1;
+    out.reserve(present);
+    for (size_t target = first; target < last; ++target) {
+      if (!outputs_[target].empty()) out.emplace_back(name_of(target), outputs_[target]);
+    }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end(), [](auto& a, auto& b) { return a.first == b.first; }), out.end());
   };
