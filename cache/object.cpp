@@ -1,0 +1,125 @@
+#include "cache/object.h"
+
+#include <cstring>
+#include <vector>
+
+#include <simdjson.h>
+
+namespace cache {
+
+namespace {
+
+// Where `offset` lands once `edits` are applied. Offsets at or after an edited range
+// move by its length change; offsets inside one are not meaningful (callers never ask).
+uint32_t mapOffset(uint32_t offset, std::span<const Object::Edit> edits) {
+  int64_t delta = 0;
+  for (const auto& edit : edits) {
+    if (offset < edit.range.end || (edit.range.empty() && offset < edit.range.begin)) break;
+    delta += static_cast<int64_t>(edit.text.size()) - static_cast<int64_t>(edit.range.size());
+  }
+  return static_cast<uint32_t>(offset + delta);
+}
+
+// A layout range equal to an edited range (an insertion point included) becomes the
+// edit's output; {0,0} means "absent" and stays so.
+ByteRange mapRange(ByteRange r, std::span<const Object::Edit> edits, std::span<const uint32_t> output_begins) {
+  if (r.begin == 0 && r.end == 0) return r;
+  for (size_t i = 0; i < edits.size(); ++i) {
+    if (edits[i].range.begin == r.begin && edits[i].range.end == r.end) {
+      return {output_begins[i], static_cast<uint32_t>(output_begins[i] + edits[i].text.size())};
+    }
+  }
+  return {mapOffset(r.begin, edits), mapOffset(r.end, edits)};
+}
+
+size_t heapBytes(const std::string& s) {
+  // libstdc++ keeps up to 15 characters inline.
+  return s.capacity() > 15 ? s.capacity() + 1 : 0;
+}
+
+size_t heapBytes(const Labels& set) {
+  size_t total = set.capacity() * sizeof(Labels::value_type);
+  for (const auto& [k, v] : set) total += heapBytes(k) + heapBytes(v);
+  return total;
+}
+
+}  // namespace
+
+std::string makeKey(std::string_view namespace_name, std::string_view name) {
+  std::string key;
+  if (namespace_name.empty()) {
+    key.assign(name);
+  } else {
+    key.reserve(namespace_name.size() + 1 + name.size());
+    key.append(namespace_name).append(1, '/').append(name);
+  }
+  return key;
+}
+
+Object::Object(PassKey, ObjectMeta&& meta, size_t size)
+    : meta_(std::move(meta)),
+      key_(makeKey(meta_.namespace_name, meta_.name)),
+      size_(static_cast<uint32_t>(size)),
+      buffer_(std::make_unique_for_overwrite<char[]>(size + simdjson::SIMDJSON_PADDING)) {
+  std::memset(buffer_.get() + size, 0, simdjson::SIMDJSON_PADDING);
+}
+
+ObjectConstSharedPtr Object::create(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
+                                    ObjectLayout layout) {
+  return build(std::move(meta), source, edits, layout);
+}
+
+std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
+                                      ObjectLayout layout) {
+  size_t size = source.size();
+  for (const auto& edit : edits) size = size - edit.range.size() + edit.text.size();
+  auto object = std::make_shared<Object>(PassKey{}, std::move(meta), size);
+  char* const base = object->buffer_.get();
+  char* out = base;
+  std::vector<uint32_t> output_begins;
+  output_begins.reserve(edits.size());
+  size_t pos = 0;
+  for (const auto& edit : edits) {
+    std::memcpy(out, source.data() + pos, edit.range.begin - pos);
+    out += edit.range.begin - pos;
+    output_begins.push_back(static_cast<uint32_t>(out - base));
+    // An empty replacement (a cut) may have a null data(); memcpy must not see it.
+    if (!edit.text.empty()) std::memcpy(out, edit.text.data(), edit.text.size());
+    out += edit.text.size();
+    pos = edit.range.end;
+  }
+  std::memcpy(out, source.data() + pos, source.size() - pos);
+  for (auto& r : layout.type_meta_cuts) r = mapRange(r, edits, output_begins);
+  layout.resource_version_value = mapRange(layout.resource_version_value, edits, output_begins);
+  object->layout_ = layout;
+  return object;
+}
+
+void Object::appendWithoutTypeMeta(std::string& out) const {
+  std::string_view bytes = json();
+  uint32_t pos = 0;
+  for (const ByteRange& cut : layout_.type_meta_cuts) {
+    if (cut.empty()) continue;
+    out.append(bytes.substr(pos, cut.begin - pos));
+    pos = cut.end;
+  }
+  out.append(bytes.substr(pos));
+}
+
+ObjectConstSharedPtr Object::withResourceVersion(uint64_t rv) const {
+  const std::string digits = std::to_string(rv);
+  ObjectMeta meta = meta_;
+  meta.resource_version = rv;
+  const Edit edit{layout_.resource_version_value, digits};
+  return build(std::move(meta), json(), std::span(&edit, 1), layout_);
+}
+
+size_t Object::overheadBytes() const {
+  // make_shared puts the control block (two counters + vtable) next to the object.
+  constexpr size_t kControlBlock = 16;
+  return sizeof(Object) + kControlBlock + simdjson::SIMDJSON_PADDING + heapBytes(key_) +
+         heapBytes(meta_.namespace_name) + heapBytes(meta_.name) + heapBytes(meta_.uid) + heapBytes(meta_.labels) +
+         heapBytes(meta_.fields) + heapBytes(meta_.index_values);
+}
+
+}  // namespace cache

@@ -1,0 +1,110 @@
+#pragma once
+// cache::Object: one Kubernetes object as upstream sent it. Immutable after
+// construction and shared across threads as ObjectConstSharedPtr.
+//
+// - json() is the raw bytes exactly as received (after the optional ingestion
+//   transform that drops metadata.managedFields by byte splicing). The bytes live in one
+//   allocation with SIMDJSON_PADDING bytes of slack, so any layer may re-parse them with
+//   simdjson without copying. They are never copied on read.
+// - meta() holds what the store, indexes and selectors need, extracted once by
+//   ObjectMetaParser in the same pass that located the bytes.
+// - Views returned by accessors live as long as the caller holds the ObjectConstSharedPtr.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "cache/labels.h"
+
+namespace cache {
+
+class Object;
+using ObjectConstSharedPtr = std::shared_ptr<const Object>;
+
+// Everything the store needs from metadata (plus selectable field values).
+struct ObjectMeta {
+  std::string namespace_name;  // empty for cluster-scoped objects
+  std::string name;
+  std::string uid;
+  uint64_t resource_version = 0;  // metadata.resourceVersion, parsed (R1)
+  int64_t generation = 0;
+  bool has_deletion_timestamp = false;
+  Labels labels;
+  // FieldSpec field values keyed by the selector spelling. Fields whose value is "" (absent,
+  // null, empty, or not a scalar) have no entry, to save memory: read them with
+  // lookup(fields, name).value_or(""), which is how a field selector compares them.
+  Fields fields;
+  // Values of the store's custom JSON-path indexes, keyed by index name; "" omitted likewise.
+  Fields index_values;
+};
+
+// [begin, end) byte offsets into Object::json().
+struct ByteRange {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  bool empty() const { return begin == end; }
+  uint32_t size() const { return end - begin; }
+};
+
+// Where things are inside the bytes, so writers can splice instead of re-serializing.
+struct ObjectLayout {
+  // Deleting these ranges (sorted, disjoint, possibly empty) yields the object without
+  // its top-level kind/apiVersion members, as built-in list items are written (L1).
+  std::array<ByteRange, 2> type_meta_cuts;
+  // The characters between the quotes of metadata.resourceVersion.
+  ByteRange resource_version_value;
+};
+
+class Object : public std::enable_shared_from_this<Object> {
+  struct PassKey {};
+
+ public:
+  // One byte edit applied while copying: replace source[range) with `text`.
+  struct Edit {
+    ByteRange range;
+    std::string_view text;
+  };
+  // Copies `source` with `edits` (sorted, disjoint) applied into a new padded buffer.
+  // `layout` is relative to `source`, must not point inside an edited range, and is
+  // moved along with the bytes.
+  static ObjectConstSharedPtr create(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
+                                     ObjectLayout layout);
+
+  Object(PassKey, ObjectMeta&& meta, size_t size);
+  Object(const Object&) = delete;
+  Object& operator=(const Object&) = delete;
+
+  std::string_view json() const { return {buffer_.get(), size_}; }
+  const ObjectMeta& meta() const { return meta_; }
+  const ObjectLayout& layout() const { return layout_; }
+  // "namespace/name", or "name" for cluster-scoped objects (client-go MetaNamespaceKeyFunc).
+  const std::string& key() const { return key_; }
+  uint64_t resourceVersion() const { return meta_.resource_version; }
+
+  // Appends json() without the top-level kind/apiVersion members (L1 list items).
+  void appendWithoutTypeMeta(std::string& out) const;
+  // The same object with metadata.resourceVersion set to `rv`, by splicing the digits.
+  // Used for DELETED events, which carry the deletion RV (W3).
+  ObjectConstSharedPtr withResourceVersion(uint64_t rv) const;
+
+  // Heap bytes this object costs besides json(): the struct, padding, key and metadata.
+  size_t overheadBytes() const;
+
+ private:
+  static std::shared_ptr<Object> build(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
+                                       ObjectLayout layout);
+
+  ObjectMeta meta_;
+  ObjectLayout layout_;
+  std::string key_;
+  uint32_t size_;
+  // size_ bytes of JSON followed by SIMDJSON_PADDING bytes of zeros.
+  std::unique_ptr<char[]> buffer_;
+};
+
+std::string makeKey(std::string_view namespace_name, std::string_view name);
+
+}  // namespace cache

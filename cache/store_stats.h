@@ -1,0 +1,29 @@
+#pragma once
+// Counters and gauges of one resource's store, read by /metrics. Names follow the
+// Prometheus conventions the proxy exports them under (counters end in _total).
+
+#include <atomic>
+#include <cstdint>
+
+namespace cache {
+
+struct StoreStats {
+  // Gauges.
+  std::atomic<uint64_t> objects{0};
+  std::atomic<uint64_t> json_bytes{0};      // bytes of JSON of the current objects
+  std::atomic<uint64_t> overhead_bytes{0};  // object structs, metadata, map chunks, indexes
+  std::atomic<uint64_t> history_events{0};
+  std::atomic<uint64_t> history_json_bytes{0};  // JSON held only by the history (old versions)
+  std::atomic<uint64_t> resource_version{0};
+  // Counters.
+  std::atomic<uint64_t> events_applied_total{0};
+  std::atomic<uint64_t> bookmarks_total{0};
+  std::atomic<uint64_t> relists_total{0};
+  std::atomic<uint64_t> relist_synthetic_events_total{0};
+  std::atomic<uint64_t> resource_version_regressions_total{0};
+  std::atomic<uint64_t> history_evictions_total{0};
+  std::atomic<uint64_t> snapshots_built_total{0};
+  std::atomic<uint64_t> historical_snapshots_built_total{0};
+};
+
+}  // namespace cache

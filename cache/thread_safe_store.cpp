@@ -1,0 +1,256 @@
+#include "cache/thread_safe_store.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+
+namespace cache {
+
+namespace {
+
+bool keyLess(const ObjectConstSharedPtr& a, const ObjectConstSharedPtr& b) { return a->key() < b->key(); }
+
+// Sorts a list by key (upstream lists already are, P9) and keeps the last of duplicates.
+void sortUnique(std::vector<ObjectConstSharedPtr>& items) {
+  if (!std::is_sorted(items.begin(), items.end(), keyLess)) std::stable_sort(items.begin(), items.end(), keyLess);
+  auto last = std::unique(items.rbegin(), items.rend(), [](const auto& a, const auto& b) { return a->key() == b->key(); });
+  items.erase(items.begin(), last.base());
+}
+
+}  // namespace
+
+ThreadSafeStore::ThreadSafeStore(StoreOptions options, Clock& clock)
+    : options_(std::move(options)), clock_(clock), indexer_(options_.indexes), history_(options_.history, clock) {}
+
+Unexpected ThreadSafeStore::regression(std::string_view what, uint64_t rv) const {
+  stats_.resource_version_regressions_total.fetch_add(1, std::memory_order_relaxed);
+  return fail(Reason::Internal, std::string(what) + " resourceVersion " + std::to_string(rv) +
+                                    " does not advance past the store's " + std::to_string(currentRV()));
+}
+
+void ThreadSafeStore::setResourceVersionLocked(uint64_t rv) {
+  {
+    std::lock_guard rv_lock(rv_mu_);
+    current_rv_.store(rv, std::memory_order_release);
+  }
+  rv_cv_.notify_all();
+  stats_.resource_version.store(rv, std::memory_order_relaxed);
+}
+
+void ThreadSafeStore::refreshGaugesLocked() {
+  // A map slot is one shared_ptr; a chunk adds its control block and vector header.
+  const uint64_t map_bytes = objects_.size() * sizeof(ObjectConstSharedPtr) + objects_.chunkCount() * 64;
+  stats_.objects.store(objects_.size(), std::memory_order_relaxed);
+  stats_.json_bytes.store(json_bytes_, std::memory_order_relaxed);
+  stats_.overhead_bytes.store(overhead_bytes_ + map_bytes + indexer_.overheadBytes(), std::memory_order_relaxed);
+  stats_.history_events.store(history_.size(), std::memory_order_relaxed);
+  stats_.history_json_bytes.store(history_.retainedJsonBytes(), std::memory_order_relaxed);
+  stats_.history_evictions_total.store(history_.evictedTotal(), std::memory_order_relaxed);
+}
+
+Result<WatchEvent> ThreadSafeStore::apply(EventType type, ObjectConstSharedPtr object) {
+  if (type != EventType::Added && type != EventType::Modified && type != EventType::Deleted) {
+    return fail(Reason::BadRequest, "only ADDED, MODIFIED and DELETED events change the store");
+  }
+  if (!object) return fail(Reason::BadRequest, "event without object");
+  std::unique_lock lock(mu_);
+  const uint64_t rv = object->resourceVersion();
+  if (rv <= currentRV()) return regression(std::string(wireName(type)) + " event", rv);
+  ++write_seq_;
+  ObjectConstSharedPtr previous;
+  if (type == EventType::Deleted) {
+    previous = objects_.erase(object->key(), write_seq_, shared_seq_);
+    indexer_.update(previous.get(), nullptr);
+  } else {
+    previous = objects_.upsert(object, write_seq_, shared_seq_);
+    indexer_.update(previous.get(), object.get());
+    json_bytes_ += object->json().size();
+    overhead_bytes_ += object->overheadBytes();
+  }
+  if (previous) {
+    json_bytes_ -= previous->json().size();
+    overhead_bytes_ -= previous->overheadBytes();
+  }
+  WatchEvent event{type, std::move(object), std::move(previous), rv, {}};
+  history_.append(WatchEvent(event));
+  setResourceVersionLocked(rv);
+  stats_.events_applied_total.fetch_add(1, std::memory_order_relaxed);
+  refreshGaugesLocked();
+  return event;
+}
+
+Result<std::vector<WatchEvent>> ThreadSafeStore::replace(std::vector<ObjectConstSharedPtr> items, uint64_t list_rv) {
+  sortUnique(items);
+  std::unique_lock lock(mu_);
+  const uint64_t old_rv = currentRV();
+  if (list_rv < old_rv) return regression("list", list_rv);
+  ++write_seq_;
+  const bool first_list = !synced_.load(std::memory_order_relaxed);
+  std::vector<ObjectConstSharedPtr> old_items;
+  old_items.reserve(objects_.size());
+  objects_.forEach([&](const ObjectConstSharedPtr& o) { old_items.push_back(o); });
+
+  // Synthetic events take the object's own RV when it lies in (old_rv, list_rv], else
+  // the nearest bound; deletions happened at some RV <= list_rv we never saw: list_rv.
+  auto eventRV = [&](uint64_t object_rv) { return std::min(std::max(object_rv, old_rv + 1), list_rv); };
+  // Nobody can watch before the first list: its items are the starting state, not history.
+  std::vector<WatchEvent> events;
+  auto record = [&](WatchEvent&& event) {
+    if (!first_list) events.push_back(std::move(event));
+  };
+  size_t i = 0, j = 0;
+  while (i < old_items.size() || j < items.size()) {
+    const ObjectConstSharedPtr* before = i < old_items.size() ? &old_items[i] : nullptr;
+    const ObjectConstSharedPtr* after = j < items.size() ? &items[j] : nullptr;
+    if (before && after && (*before)->key() == (*after)->key()) {
+      if ((*before)->resourceVersion() != (*after)->resourceVersion()) {
+        indexer_.update(before->get(), after->get());
+        record({EventType::Modified, *after, *before, eventRV((*after)->resourceVersion()), {}});
+      } else if (before->get() != after->get()) {
+        indexer_.update(before->get(), after->get());  // same version, new pointer
+      }
+      ++i, ++j;
+    } else if (before && (!after || (*before)->key() < (*after)->key())) {
+      indexer_.update(before->get(), nullptr);
+      record({EventType::Deleted, (*before)->withResourceVersion(list_rv), *before, list_rv, {}});
+      ++i;
+    } else {
+      indexer_.update(nullptr, after->get());
+      record({EventType::Added, *after, nullptr, eventRV((*after)->resourceVersion()), {}});
+      ++j;
+    }
+  }
+  objects_.assign(items, write_seq_);
+  json_bytes_ = 0;
+  overhead_bytes_ = 0;
+  for (const auto& o : items) {
+    json_bytes_ += o->json().size();
+    overhead_bytes_ += o->overheadBytes();
+  }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const WatchEvent& a, const WatchEvent& b) { return a.resource_version < b.resource_version; });
+  if (first_list) history_.start(list_rv);
+  for (const WatchEvent& event : events) history_.append(WatchEvent(event));
+  setResourceVersionLocked(list_rv);
+  synced_.store(true, std::memory_order_release);
+  stats_.relists_total.fetch_add(1, std::memory_order_relaxed);
+  stats_.relist_synthetic_events_total.fetch_add(events.size(), std::memory_order_relaxed);
+  refreshGaugesLocked();
+  return events;
+}
+
+Result<void> ThreadSafeStore::bookmark(uint64_t rv) {
+  std::unique_lock lock(mu_);
+  if (rv < currentRV()) return regression("bookmark", rv);
+  if (rv > currentRV()) setResourceVersionLocked(rv);
+  stats_.bookmarks_total.fetch_add(1, std::memory_order_relaxed);
+  return {};
+}
+
+size_t ThreadSafeStore::evictExpiredHistory() {
+  std::unique_lock lock(mu_);
+  const size_t evicted = history_.evictExpired();
+  refreshGaugesLocked();
+  return evicted;
+}
+
+bool ThreadSafeStore::waitUntilRV(uint64_t rv, Clock::time_point deadline) const {
+  // Waits in short slices so that a test's FakeClock deadline is noticed too.
+  constexpr auto kSlice = std::chrono::milliseconds(50);
+  std::unique_lock lock(rv_mu_);
+  while (current_rv_.load(std::memory_order_acquire) < rv) {
+    const auto now = clock_.now();
+    if (now >= deadline) return false;
+    rv_cv_.wait_for(lock, std::min<Clock::time_point::duration>(deadline - now, kSlice));
+  }
+  return true;
+}
+
+ObjectConstSharedPtr ThreadSafeStore::get(std::string_view key) const {
+  std::shared_lock lock(mu_);
+  return objects_.get(key);
+}
+
+std::vector<ObjectConstSharedPtr> ThreadSafeStore::byIndex(std::string_view name, std::string_view value) const {
+  std::shared_lock lock(mu_);
+  return indexer_.byIndex(name, value);
+}
+
+bool ThreadSafeStore::hasIndex(std::string_view name) const {
+  std::shared_lock lock(mu_);
+  return indexer_.hasIndex(name);
+}
+
+SnapshotConstSharedPtr ThreadSafeStore::snapshotLocked() const {
+  std::lock_guard snapshot_lock(snapshot_mu_);
+  const uint64_t rv = currentRV();
+  if (latest_snapshot_ && latest_snapshot_seq_ == write_seq_ && latest_snapshot_->resourceVersion() == rv) {
+    return latest_snapshot_;
+  }
+  latest_snapshot_ = std::make_shared<Snapshot>(rv, objects_.chunks());
+  latest_snapshot_seq_ = write_seq_;
+  shared_seq_ = write_seq_;
+  stats_.snapshots_built_total.fetch_add(1, std::memory_order_relaxed);
+  return latest_snapshot_;
+}
+
+SnapshotConstSharedPtr ThreadSafeStore::snapshot() const {
+  std::shared_lock lock(mu_);
+  return snapshotLocked();
+}
+
+Result<SnapshotConstSharedPtr> ThreadSafeStore::snapshotAt(uint64_t rv) const {
+  std::shared_lock lock(mu_);
+  const uint64_t current = currentRV();
+  if (rv > current) {
+    return fail(Reason::TooLargeResourceVersion,
+                "Too large resource version: " + std::to_string(rv) + ", current: " + std::to_string(current));
+  }
+  if (rv == current) return snapshotLocked();
+  {
+    std::lock_guard snapshot_lock(snapshot_mu_);
+    for (auto it = historical_snapshots_.begin(); it != historical_snapshots_.end(); ++it) {
+      if ((*it)->resourceVersion() != rv) continue;
+      historical_snapshots_.splice(historical_snapshots_.begin(), historical_snapshots_, it);
+      return historical_snapshots_.front();
+    }
+  }
+  auto events = history_.eventsAfter(rv);
+  if (!events) return fail(Reason::Expired, "too old resource version: " + std::to_string(rv));
+  SnapshotConstSharedPtr base = snapshotLocked();
+  lock.unlock();
+
+  // Undo the events after rv: each key goes back to its state before its first event.
+  std::vector<std::pair<std::string, ObjectConstSharedPtr>> changes;
+  std::unordered_set<std::string_view> seen;
+  for (const WatchEvent& event : *events) {
+    const std::string& key = event.object->key();
+    if (!seen.insert(key).second) continue;
+    changes.emplace_back(key, event.prev_object);
+  }
+  std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  SnapshotConstSharedPtr snapshot = Snapshot::withChanges(*base, rv, changes);
+  stats_.historical_snapshots_built_total.fetch_add(1, std::memory_order_relaxed);
+
+  std::lock_guard snapshot_lock(snapshot_mu_);
+  historical_snapshots_.push_front(snapshot);
+  if (historical_snapshots_.size() > options_.historical_snapshot_cache) historical_snapshots_.pop_back();
+  return snapshot;
+}
+
+Result<HistoryCursor> ThreadSafeStore::watchCursor(uint64_t rv) const {
+  std::shared_lock lock(mu_);
+  return history_.cursorAfter(rv);
+}
+
+Result<void> ThreadSafeStore::readEvents(HistoryCursor& cursor, size_t max_events, std::vector<WatchEvent>& out) const {
+  std::shared_lock lock(mu_);
+  return history_.read(cursor, max_events, out);
+}
+
+uint64_t ThreadSafeStore::oldestResumableRV() const {
+  std::shared_lock lock(mu_);
+  return history_.oldestResumableRV();
+}
+
+}  // namespace cache
