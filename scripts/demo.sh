@@ -61,9 +61,9 @@ kubectl="$root/.tools/bin/kubectl --kubeconfig $state/kubeconfig"
 run() { echo; echo "\$ kubectl $*"; $kubectl "$@"; }
 run get namespaces
 run get pods -A -o wide
-run get deployments,configmaps -n demo
+run get deployments,configmaps -n default
 run get widgets -A
-run get --raw "/api/v1/namespaces/demo/pods?limit=1&resourceVersion=0" | head -c 300; echo
+run get --raw "/api/v1/namespaces/demo/pods?limit=1" | head -c 300; echo
 echo
 echo "$(curl -fsS "http://$proxy_listen/metrics" | grep -c '^kube_cache_proxy') kube_cache_proxy_* metric lines at http://$proxy_listen/metrics"
 cat <<MSG
