@@ -175,15 +175,14 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       }
       session->stream.expires_never();
       const auto start = std::chrono::steady_clock::now();
-      auto& message = parser.get();
       DownstreamRequest req{session->stream, session->buffer, parser};
-      req.method = std::string(message.method_string());
-      req.target = std::string(message.target());
-      for (const auto& field : message) req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+      req.method = std::move(parser.method);
+      req.target = std::move(parser.target);
+      req.headers = std::move(parser.headers);
       req.info = RequestInfo::parse(req.method, req.target);
       req.client_ip = client_ip;
       req.keep_alive = parser.keep_alive();
-      req.http10 = message.version() < 11;
+      req.http10 = parser.version < 11;
 
       const bool local = isLocalPath(req.info.path);
       ForwardOutcome outcome = local ? co_await serveLocal(req)

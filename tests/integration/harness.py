@@ -91,6 +91,8 @@ class Process:
             except subprocess.TimeoutExpired:
                 os.kill(self.pid, signal.SIGKILL)
                 self.proc.wait()
+        self.reader.join(timeout)
+        self.proc.stdout.close()
         return self.proc.returncode
 
 
@@ -114,3 +116,55 @@ class Processes:
     def stop_all(self):
         for p in reversed(self.items):
             p.stop()
+
+
+def http_get(host, port, path, headers=None, timeout=10):
+    """One GET on a fresh connection; returns (status, headers dict, body bytes)."""
+    import http.client
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        r = conn.getresponse()
+        return r.status, dict(r.getheaders()), r.read()
+    finally:
+        conn.close()
+
+
+def raw_exchange(host, port, data, shut_wr=False, timeout=10):
+    """Sends raw bytes and reads until the server closes; returns everything read."""
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        s.sendall(data)
+        if shut_wr:
+            s.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            try:
+                d = s.recv(65536)
+            except ConnectionResetError:
+                break
+            if not d:
+                break
+            chunks.append(d)
+        return b"".join(chunks)
+
+
+def make_pki(directory):
+    """A CA, a server certificate for 127.0.0.1/localhost and a client certificate,
+    all signed by the CA, plus an unrelated second CA. Returns a dict of paths."""
+    def run(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    for ca in ("ca", "other-ca"):
+        run("req", "-x509", *ec, "-keyout", ca + ".key", "-out", ca + ".crt", "-subj", "/CN=" + ca, "-days", "2")
+    with open(os.path.join(directory, "server.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+    with open(os.path.join(directory, "client.ext"), "w") as f:
+        f.write("extendedKeyUsage=clientAuth\n")
+    for name, subject in (("server", "/CN=127.0.0.1"), ("client", "/O=system:masters/CN=kube-cache-proxy")):
+        run("req", *ec, "-keyout", name + ".key", "-out", name + ".csr", "-subj", subject)
+        run("x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", name + ".crt", "-days", "2", "-extfile", name + ".ext")
+    return {k: os.path.join(directory, v) for k, v in {
+        "ca": "ca.crt", "other_ca": "other-ca.crt", "server_cert": "server.crt", "server_key": "server.key",
+        "client_cert": "client.crt", "client_key": "client.key"}.items()}

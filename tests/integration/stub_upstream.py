@@ -4,7 +4,7 @@
 Endpoints (any method unless noted):
   /big?bytes=N[&chunked=1]  N bytes of a repeating pattern, Content-Length (or chunked), written in 64 KiB pieces
   /stream?lines=N&interval_ms=T  chunked, one JSON line every T ms; each line carries its send time
-  /upgrade                  with Connection: Upgrade, answers 101 and then echoes raw bytes until EOF
+  /upgrade, .../exec|attach|portforward  with Connection: Upgrade, answers 101 and then echoes raw bytes until EOF
   /status/CODE              answers CODE with a few apiserver-style headers and a small JSON body
   anything else             echo: a JSON report of method, path, raw query, headers and body (sha256 + size)
 
@@ -94,7 +94,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._big(int(query["bytes"][0]), query.get("chunked", ["0"])[0] == "1")
         if url.path == "/stream":
             return self._stream(int(query.get("lines", ["10"])[0]), int(query.get("interval_ms", ["100"])[0]))
-        if url.path == "/upgrade":
+        if url.path == "/upgrade" or url.path.endswith(("/exec", "/attach", "/portforward")):
             return self._upgrade()
         if url.path.startswith("/status/"):
             self._read_body()

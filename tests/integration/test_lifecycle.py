@@ -1,0 +1,68 @@
+"""Process lifecycle: startup line, SIGTERM with an open stream, second signal."""
+import http.client
+import json
+import signal
+import socket
+import time
+import unittest
+
+import harness
+
+
+class LifecycleTest(unittest.TestCase):
+    def setUp(self):
+        self.procs = harness.Processes()
+        self.addCleanup(self.procs.stop_all)
+        self.upstream = self.procs.stub_upstream()
+        self.proxy = self.procs.proxy("http://127.0.0.1:%d" % self.upstream.port)
+
+    def open_stream(self):
+        conn = http.client.HTTPConnection(self.proxy.host, self.proxy.port, timeout=10)
+        self.addCleanup(conn.close)
+        conn.request("GET", "/stream?lines=100000&interval_ms=100")
+        r = conn.getresponse()
+        self.assertEqual(r.status, 200)
+        json.loads(r.readline())
+        return r
+
+    def test_sigterm_ends_open_streams_cleanly_and_exits_within_5s(self):
+        stream = self.open_stream()
+        started = time.monotonic()
+        self.proxy.signal(signal.SIGTERM)
+        # The stream ends with its terminating chunk (a clean end, not an error).
+        while stream.readline():
+            pass
+        self.proxy.proc.wait(5)
+        elapsed = time.monotonic() - started
+        print("\n  exit after SIGTERM with an open stream: %.3f s" % elapsed)
+        self.assertEqual(self.proxy.proc.returncode, 0)
+        self.assertLess(elapsed, 5.0, self.proxy.stderr())
+
+    def test_a_second_signal_during_the_drain_exits_at_once(self):
+        # An upload that stalls mid-body keeps its session busy, so the drain lasts.
+        upload = socket.create_connection((self.proxy.host, self.proxy.port), timeout=10)
+        self.addCleanup(upload.close)
+        upload.sendall(b"POST /api/v1/namespaces/a/configmaps HTTP/1.1\r\nHost: p\r\n"
+                       b"Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{")
+
+        def open_connections():
+            _, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/metrics")
+            return "kcp_open_connections 2" in body.decode()
+
+        harness.wait_for(open_connections, message="upload in progress")
+        self.proxy.signal(signal.SIGINT)
+        harness.wait_for(lambda: "shutting down" in self.proxy.stderr(), message="first signal handled")
+        started = time.monotonic()
+        self.proxy.signal(signal.SIGINT)
+        self.proxy.proc.wait(2)
+        self.assertLess(time.monotonic() - started, 1.0)
+        self.assertEqual(self.proxy.proc.returncode, 1)
+
+    def test_version_flag_prints_the_version(self):
+        import subprocess
+        out = subprocess.run([harness.PROXY_BIN, "--version"], capture_output=True, text=True, check=True).stdout
+        self.assertTrue(out.startswith("kube-cache-proxy "), out)
+
+
+if __name__ == "__main__":
+    unittest.main()
