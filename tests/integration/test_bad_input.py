@@ -77,7 +77,7 @@ class BadInputTest(unittest.TestCase):
 
 
 class UnreachableUpstreamTest(unittest.TestCase):
-    def test_an_unreachable_upstream_gives_a_503_status_and_the_proxy_keeps_serving(self):
+    def test_an_unreachable_upstream_gives_a_503_status_E1_and_the_proxy_keeps_serving(self):
         procs = harness.Processes()
         self.addCleanup(procs.stop_all)
         dead_port = harness.free_port()  # nothing listens here

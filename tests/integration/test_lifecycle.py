@@ -58,6 +58,16 @@ class LifecycleTest(unittest.TestCase):
         self.assertLess(time.monotonic() - started, 1.0)
         self.assertEqual(self.proxy.proc.returncode, 1)
 
+    def test_json_log_format_writes_one_json_object_per_line(self):
+        proxy = self.procs.proxy("http://127.0.0.1:%d" % self.upstream.port, "--log-format", "json", "-v", "2")
+        harness.http_get(proxy.host, proxy.port, '/api/v1/pods?labelSelector=app%3D"x"')
+        harness.wait_for(lambda: "access" in proxy.stderr(), message="access log line")
+        proxy.stop()
+        lines = [l for l in proxy.stderr().splitlines() if l.strip()]
+        records = [json.loads(l) for l in lines]
+        self.assertTrue(any(r["msg"].startswith("access verb=GET") for r in records), lines)
+        self.assertTrue(all({"ts", "level", "msg"} <= set(r) for r in records))
+
     def test_version_flag_prints_the_version(self):
         import subprocess
         out = subprocess.run([harness.PROXY_BIN, "--version"], capture_output=True, text=True, check=True).stdout
