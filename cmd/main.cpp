@@ -41,6 +41,7 @@ void usage() {
                "usage: kube-cache-proxy --upstream URL [--listen HOST:PORT] [--io-threads N]\n"
                "  [--certificate-authority FILE] [--client-certificate FILE] [--client-key FILE]\n"
                "  [--token TOKEN] [--token-file FILE] [--tls-server-name NAME] [--insecure-skip-tls-verify]\n"
+               "  [--connect-timeout-ms N]\n"
                "  [-v N] [--log-format text|json] [--version]\n");
 }
 
@@ -78,6 +79,8 @@ Flags parseFlags(int argc, char** argv) {
       f.upstream.bearer_token = value;
     } else if (arg == "--token-file") {
       f.upstream.bearer_token_file = value;
+    } else if (arg == "--connect-timeout-ms") {
+      f.upstream.connect_timeout = std::chrono::milliseconds(std::stol(value));
     } else if (arg == "--tls-server-name") {
       f.upstream.tls_server_name = value;
     } else if (arg == "--insecure-skip-tls-verify") {

@@ -103,6 +103,33 @@ class UnreachableUpstreamTest(unittest.TestCase):
         _, _, metrics = harness.http_get(proxy.host, proxy.port, "/metrics")
         self.assertIn('kcp_upstream_errors_total{kind="connect"} 2', metrics.decode())
 
+    def test_an_upstream_connect_timeout_gives_a_504_timeout_status_E2(self):
+        # A listener whose accept queue is full drops further SYNs, so connect hangs.
+        listener = socket.socket()
+        self.addCleanup(listener.close)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        for _ in range(3):
+            filler = socket.socket()
+            self.addCleanup(filler.close)
+            filler.setblocking(False)
+            try:
+                filler.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+        procs = harness.Processes()
+        self.addCleanup(procs.stop_all)
+        proxy = procs.proxy("https://127.0.0.1:%d" % port, "--connect-timeout-ms", "300")
+        status, _, body = harness.http_get(proxy.host, proxy.port, "/api/v1/pods")
+        self.assertEqual(status, 504)
+        answer = json.loads(body)
+        self.assertEqual(answer["reason"], "Timeout")
+        self.assertIn("error trying to reach upstream https://127.0.0.1:%d" % port, answer["message"])
+        self.assertIn("i/o timeout", answer["message"])
+        _, _, metrics = harness.http_get(proxy.host, proxy.port, "/metrics")
+        self.assertIn('kcp_upstream_errors_total{kind="timeout"} 1', metrics.decode())
+
 
 if __name__ == "__main__":
     unittest.main()
