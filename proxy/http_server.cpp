@@ -153,7 +153,9 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
   const std::string client_ip = ec ? "" : remote.address().to_string();
   bool first = true;
   try {
-    while (!session->control.stopping) {
+    // `stopping` covers a connection accepted just before stop(), whose
+    // session was not yet registered when stop() marked the others.
+    while (!session->control.stopping && !stopping) {
       DownstreamParser parser;
       parser.header_limit(static_cast<uint32_t>(options.max_header_bytes + kHeaderSlackBytes));
       parser.body_limit(kUnlimitedBody);  // pass-through bodies stream; the upstream limits them
@@ -262,8 +264,8 @@ void ProxyServer::stop(std::chrono::milliseconds drain) {
         session->control.stopping = true;
         if (session->idle) {
           session->stream.cancel();
-        } else if (session->control.active) {
-          session->control.active->tcp().socket().cancel(ignored);
+        } else if (session->control.streaming && session->control.active) {
+          session->control.active->close();
         }
       }
       w->pool.closeAll();

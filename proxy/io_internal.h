@@ -133,9 +133,11 @@ class UpstreamPool {
 
 // What a session shares with the request it is serving, so that server
 // shutdown can interrupt a stream: `stopping` asks the relay to end the
-// response cleanly, `active` is cancelled to wake it.
+// response cleanly; when `streaming`, `active` is closed to wake it. Ordinary
+// in-flight requests are left to finish within the drain.
 struct SessionControl {
   bool stopping = false;
+  bool streaming = false;  // a long-running response or an upgraded connection
   UpstreamConnectionPtr active;
 };
 

@@ -162,7 +162,7 @@ asio::awaitable<bool> relayResponseBody(DownstreamRequest& req, UpstreamConnecti
   while (!rp.is_done()) {
     // stop() cancels the upstream read, but the relay may be writing at that
     // moment; checking here keeps a busy stream from outliving the drain.
-    if (control.stopping) ec = asio::error::operation_aborted;
+    if (control.stopping && control.streaming) ec = asio::error::operation_aborted;
     rp.setBodyBuffer(buf.data(), buf.size());
     if (!ec) {
       co_await onUpstream(conn, [&](auto& s) { return http::async_read_some(s, conn.buffer, rp, redirect_error(use_awaitable, ec)); });
@@ -324,13 +324,17 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
 
   if (status == 101) {
     const bool ok = upgrade;
+    control.streaming = ok;
     co_await writeDownstream(req.stream, formatResponseHead(101, rp->reason, filterResponseHeaders(response_headers, ok), BodyFraming::None, 0, false), options.write_timeout);
-    if (ok) {
+    // stop() may have run while the 101 was being written; nothing would end
+    // the splice afterwards.
+    if (ok && !control.stopping) {
       StreamGauge gauge(upstream.metrics(), true);
       co_await spliceUpgraded(req, conn, options);
     }
     conn->close();
     control.active.reset();
+    control.streaming = false;
     co_return ForwardOutcome{101, false, true};
   }
 
@@ -351,6 +355,7 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
   const bool chunked = out_framing == BodyFraming::Chunked;
   const bool long_running = req.info.verb == "watch" || (!no_body && !rp->content_length());
   StreamGauge gauge(upstream.metrics(), long_running);
+  control.streaming = long_running;
 
   co_await writeDownstream(req.stream,
                            formatResponseHead(status, rp->reason, filterResponseHeaders(response_headers, false),
@@ -381,6 +386,7 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
     co_await watch->done->async_wait(redirect_error(use_awaitable, ignored));
   }
   control.active.reset();
+  control.streaming = false;
   if (client_failure) {
     conn->close();
     std::rethrow_exception(client_failure);

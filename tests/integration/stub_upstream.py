@@ -5,6 +5,7 @@ Endpoints (any method unless noted):
   /big?bytes=N[&chunked=1]  N bytes of a repeating pattern, Content-Length (or chunked), written in 64 KiB pieces
   /stream?lines=N&interval_ms=T  chunked, one JSON line every T ms; each line carries its send time
   /upgrade, .../exec|attach|portforward  with Connection: Upgrade, answers 101 and then echoes raw bytes until EOF
+  /slow?ms=T                answers 200 after T ms
   /status/CODE              answers CODE with a few apiserver-style headers and a small JSON body
   anything else             echo: a JSON report of method, path, raw query, headers and body (sha256 + size)
 
@@ -102,6 +103,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._stream(int(query.get("lines", ["10"])[0]), int(query.get("interval_ms", ["100"])[0]))
         if url.path == "/upgrade" or url.path.endswith(("/exec", "/attach", "/portforward")):
             return self._upgrade()
+        if url.path == "/slow":
+            self._read_body()
+            time.sleep(int(query.get("ms", ["500"])[0]) / 1000.0)  # the answer's latency, not a wait
+            return self._send(200, b'{"kind":"Status","status":"Success"}\n')
         if url.path.startswith("/status/"):
             self._read_body()
             code = int(url.path.split("/")[2])

@@ -38,6 +38,45 @@ class LifecycleTest(unittest.TestCase):
         self.assertEqual(self.proxy.proc.returncode, 0)
         self.assertLess(elapsed, 5.0, self.proxy.stderr())
 
+    def open_connections_are(self, n):
+        _, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/metrics")
+        return ("kcp_open_connections %d" % (n + 1)) in body.decode()  # +1: this scrape
+
+    def test_an_in_flight_request_still_gets_its_answer_during_the_drain(self):
+        import threading
+        result = {}
+
+        def slow_get():
+            result["answer"] = harness.http_get(self.proxy.host, self.proxy.port, "/slow?ms=700")
+
+        client = threading.Thread(target=slow_get)
+        client.start()
+        harness.wait_for(lambda: self.open_connections_are(1), message="request in flight")
+        self.proxy.signal(signal.SIGTERM)
+        client.join(10)
+        status, headers, body = result["answer"]
+        self.assertEqual(status, 200)
+        self.assertEqual(headers.get("Connection"), "close")
+        self.proxy.proc.wait(5)
+        self.assertEqual(self.proxy.proc.returncode, 0)
+
+    def test_sigterm_ends_upgraded_connections(self):
+        s = socket.create_connection((self.proxy.host, self.proxy.port), timeout=10)
+        self.addCleanup(s.close)
+        s.sendall(b"GET /api/v1/namespaces/a/pods/p/attach?stdout=true HTTP/1.1\r\nHost: p\r\n"
+                  b"Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += s.recv(4096)
+        self.assertTrue(head.startswith(b"HTTP/1.1 101"), head)
+        started = time.monotonic()
+        self.proxy.signal(signal.SIGTERM)
+        while s.recv(4096):
+            pass
+        self.proxy.proc.wait(5)
+        self.assertLess(time.monotonic() - started, 2.0)
+        self.assertEqual(self.proxy.proc.returncode, 0)
+
     def test_a_second_signal_during_the_drain_exits_at_once(self):
         # An upload that stalls mid-body keeps its session busy, so the drain lasts.
         upload = socket.create_connection((self.proxy.host, self.proxy.port), timeout=10)
@@ -45,11 +84,7 @@ class LifecycleTest(unittest.TestCase):
         upload.sendall(b"POST /api/v1/namespaces/a/configmaps HTTP/1.1\r\nHost: p\r\n"
                        b"Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{")
 
-        def open_connections():
-            _, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/metrics")
-            return "kcp_open_connections 2" in body.decode()
-
-        harness.wait_for(open_connections, message="upload in progress")
+        harness.wait_for(lambda: self.open_connections_are(1), message="upload in progress")
         self.proxy.signal(signal.SIGINT)
         harness.wait_for(lambda: "shutting down" in self.proxy.stderr(), message="first signal handled")
         started = time.monotonic()
