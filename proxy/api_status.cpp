@@ -1,0 +1,70 @@
+#include "proxy/api_status.h"
+
+#include <fmt/format.h>
+
+namespace proxy {
+namespace {
+
+struct ReasonInfo {
+  unsigned code;
+  const char* wire_reason;  // "" is omitted from the body
+};
+
+ReasonInfo infoFor(Reason reason) {
+  switch (reason) {
+    case Reason::BadRequest: return {400, "BadRequest"};
+    case Reason::NotFound: return {404, "NotFound"};
+    case Reason::Expired: return {410, "Expired"};
+    case Reason::TooManyRequests: return {429, "TooManyRequests"};
+    case Reason::Internal: return {500, ""};
+    case Reason::ServiceUnavailable: return {503, "ServiceUnavailable"};
+    case Reason::Timeout: return {504, "Timeout"};
+  }
+  return {500, ""};
+}
+
+}  // namespace
+
+std::string jsonQuote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '<': out += "\\u003c"; break;
+      case '>': out += "\\u003e"; break;
+      case '&': out += "\\u0026"; break;
+      default:
+        if (c < 0x20) {
+          out += fmt::format("\\u{:04x}", c);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+HttpAnswer toHttpAnswer(const ApiStatus& status) {
+  const ReasonInfo info = infoFor(status.reason);
+  HttpAnswer answer;
+  answer.code = info.code;
+  answer.retry_after_seconds = status.retry_after_seconds;
+  // Field order and omission rules follow metav1.Status as the apiserver encodes it.
+  std::string body = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)";
+  body += jsonQuote(status.message);
+  if (*info.wire_reason) body += fmt::format(R"(,"reason":"{}")", info.wire_reason);
+  if (status.retry_after_seconds > 0) {
+    body += fmt::format(R"(,"details":{{"retryAfterSeconds":{}}})", status.retry_after_seconds);
+  }
+  body += fmt::format(R"(,"code":{}}})", info.code);
+  body += "\n";
+  answer.body = std::move(body);
+  return answer;
+}
+
+}  // namespace proxy

@@ -1,0 +1,40 @@
+#pragma once
+// Failures the proxy answers itself, and the one place that turns them into an
+// HTTP status code plus a Kubernetes metav1.Status body (contract E1/E2/E3).
+
+#include <string>
+
+namespace proxy {
+
+// Mirrors apiserver StatusReasons the proxy can produce.
+enum class Reason {
+  BadRequest,          // 400
+  NotFound,            // 404
+  Expired,             // 410
+  TooManyRequests,     // 429
+  Internal,            // 500, reason omitted like a non-Status Go error
+  ServiceUnavailable,  // 503: upstream unreachable, TLS failure
+  Timeout,             // 504: upstream connect timed out
+};
+
+struct ApiStatus {
+  Reason reason = Reason::Internal;
+  std::string message;
+  int retry_after_seconds = 0;  // > 0 adds details.retryAfterSeconds and Retry-After
+};
+
+struct HttpAnswer {
+  unsigned code = 500;
+  std::string content_type = "application/json";
+  std::string body;
+  int retry_after_seconds = 0;  // sent as Retry-After when > 0
+};
+
+// The only Reason -> (code, Status JSON) mapping in the proxy.
+HttpAnswer toHttpAnswer(const ApiStatus& status);
+
+// JSON string literal (with quotes) for `s`, escaped like Go's encoding/json
+// (including <, >, & as \u003c, \u003e, \u0026).
+std::string jsonQuote(const std::string& s);
+
+}  // namespace proxy

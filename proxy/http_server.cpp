@@ -1,0 +1,293 @@
+// ProxyServer: acceptor, io threads, and one coroutine per client connection
+// that reads request heads and dispatches them (local endpoint or pass-through).
+#include "proxy/proxy_server.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "proxy/io_internal.h"
+#include "proxy/logging.h"
+#include "proxy/proxy_metrics.h"
+
+namespace proxy {
+namespace {
+
+using namespace io;
+using asio::redirect_error;
+using asio::use_awaitable;
+
+// One client connection. Touched only by its io thread.
+struct Session {
+  explicit Session(asio::ip::tcp::socket&& socket) : stream(std::move(socket)) {}
+  TcpStream stream;
+  beast::flat_buffer buffer;
+  SessionControl control;
+  bool idle = true;  // waiting for the next request head
+};
+using SessionPtr = std::shared_ptr<Session>;
+
+// One event loop with its own upstream connections.
+struct Worker {
+  Worker(Upstream& upstream, const ServerOptions& options)
+      : pool(upstream, ctx, options), guard(asio::make_work_guard(ctx)) {}
+  asio::io_context ctx{1};
+  UpstreamPool pool;
+  asio::executor_work_guard<asio::io_context::executor_type> guard;
+  std::unordered_set<SessionPtr> sessions;  // live connections, for shutdown
+  std::thread thread;
+};
+
+// How Go's net/http answers a request it cannot parse: plain text, then close.
+const std::string kBadRequest =
+    "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request";
+const std::string kHeaderTooLarge =
+    "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: "
+    "close\r\n\r\n431 Request Header Fields Too Large";
+
+// Go adds 4096 bytes of slack to MaxHeaderBytes for the request line.
+constexpr size_t kHeaderSlackBytes = 4096;
+
+bool isLocalPath(const std::string& path) {
+  return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/metrics";
+}
+
+std::string plainAnswer(unsigned code, const std::string& content_type, const std::string& body, bool keep_alive,
+                        bool head_only) {
+  HeaderList headers = {{"Cache-Control", "no-cache, private"},
+                        {"Content-Type", content_type},
+                        {"X-Content-Type-Options", "nosniff"}};
+  std::string out = formatResponseHead(code, "", headers, BodyFraming::ContentLength, body.size(), keep_alive);
+  if (!head_only) out += body;
+  return out;
+}
+
+}  // namespace
+
+struct ProxyServer::Impl {
+  Impl(ServerOptions server, const UpstreamOptions& upstream_options)
+      : options(std::move(server)), upstream(upstream_options, metrics) {}
+
+  asio::awaitable<void> acceptLoop();
+  asio::awaitable<void> runSession(SessionPtr session, Worker& worker);
+  asio::awaitable<ForwardOutcome> serveLocal(DownstreamRequest& req);
+  void sessionEnded();
+
+  const ServerOptions options;
+  ProxyMetrics metrics;
+  Upstream upstream;
+  std::function<bool()> ready;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::unique_ptr<asio::ip::tcp::acceptor> acceptor;  // runs on workers[0]
+  std::string host;
+  uint16_t port = 0;
+  bool started = false;
+  std::atomic<bool> stopping{false};
+
+  std::mutex drain_mu;
+  std::condition_variable drained;
+  size_t open_sessions = 0;  // guarded by drain_mu
+};
+
+asio::awaitable<void> ProxyServer::Impl::acceptLoop() {
+  size_t next = 0;
+  while (true) {
+    Worker& worker = *workers[next++ % workers.size()];
+    error_code ec;
+    asio::ip::tcp::socket socket =
+        co_await acceptor->async_accept(worker.ctx, redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (stopping || ec == asio::error::operation_aborted) co_return;
+      // EMFILE and friends: keep accepting once descriptors free up.
+      spdlog::warn("accept failed: {}", ec.message());
+      continue;
+    }
+    socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    {
+      std::lock_guard lock(drain_mu);
+      ++open_sessions;
+    }
+    asio::co_spawn(worker.ctx, runSession(std::make_shared<Session>(std::move(socket)), worker), asio::detached);
+  }
+}
+
+void ProxyServer::Impl::sessionEnded() {
+  std::lock_guard lock(drain_mu);
+  if (--open_sessions == 0) drained.notify_all();
+}
+
+asio::awaitable<ForwardOutcome> ProxyServer::Impl::serveLocal(DownstreamRequest& req) {
+  const bool head_only = req.method == "HEAD";
+  // A body on a local endpoint is never read; closing the connection keeps it
+  // from being parsed as the next request.
+  const bool keep = req.keep_alive && req.parser.is_done() && !stopping;
+  unsigned code = 200;
+  std::string text;
+  if (req.method != "GET" && req.method != "HEAD") {
+    code = 405;
+    text = plainAnswer(code, "text/plain; charset=utf-8", "405 method not allowed", keep, head_only);
+  } else if (req.info.path == "/metrics") {
+    text = plainAnswer(code, "text/plain; version=0.0.4; charset=utf-8", metrics.renderText(), keep, head_only);
+  } else if (req.info.path == "/readyz" && (stopping || (ready && !ready()))) {
+    code = 500;
+    text = plainAnswer(code, "text/plain; charset=utf-8", "readyz check failed", keep, head_only);
+  } else {
+    text = plainAnswer(code, "text/plain; charset=utf-8", "ok", keep, head_only);
+  }
+  co_await writeDownstream(req.stream, text, options.write_timeout);
+  co_return ForwardOutcome{code, keep, false};
+}
+
+asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& worker) {
+  worker.sessions.insert(session);
+  metrics.connectionOpened();
+  error_code ec;
+  const auto remote = session->stream.socket().remote_endpoint(ec);
+  const std::string client_ip = ec ? "" : remote.address().to_string();
+  bool first = true;
+  try {
+    // `stopping` covers a connection accepted just before stop(), whose
+    // session was not yet registered when stop() marked the others.
+    while (!session->control.stopping && !stopping) {
+      DownstreamParser parser;
+      parser.header_limit(static_cast<uint32_t>(options.max_header_bytes + kHeaderSlackBytes));
+      parser.body_limit(kUnlimitedBody);  // pass-through bodies stream; the upstream limits them
+      session->idle = true;
+      session->stream.expires_after(first ? options.read_header_timeout : options.idle_timeout);
+      co_await http::async_read_header(session->stream, session->buffer, parser, redirect_error(use_awaitable, ec));
+      session->idle = false;
+      first = false;
+      if (ec) {
+        const bool quiet = ec == http::error::end_of_stream || ec == asio::error::eof ||
+                           ec == beast::error::timeout || ec == asio::error::operation_aborted ||
+                           ec == http::error::partial_message || ec == asio::error::connection_reset;
+        if (!quiet) {
+          const std::string& answer = ec == http::error::header_limit ? kHeaderTooLarge : kBadRequest;
+          spdlog::debug("bad request from {}: {}", client_ip, ec.message());
+          co_await writeDownstream(session->stream, answer, options.write_timeout);
+        }
+        break;
+      }
+      session->stream.expires_never();
+      const auto start = std::chrono::steady_clock::now();
+      DownstreamRequest req{session->stream, session->buffer, parser};
+      req.method = std::move(parser.method);
+      req.target = std::move(parser.target);
+      req.headers = std::move(parser.headers);
+      req.info = RequestInfo::parse(req.method, req.target);
+      req.client_ip = client_ip;
+      req.keep_alive = parser.keep_alive();
+      req.http10 = parser.version < 11;
+
+      const bool local = isLocalPath(req.info.path);
+      ForwardOutcome outcome = local ? co_await serveLocal(req)
+                                     : co_await forwardToUpstream(req, worker.pool, session->control, options);
+      if (outcome.code != 0) {
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const char* served_by = local ? "proxy" : "upstream";
+        metrics.observeRequest(req.info.verb, req.info.resource, outcome.code, served_by, seconds, outcome.long_running);
+        logAccess(req.method, req.target, outcome.code, served_by, seconds, client_ip,
+                  std::string(findHeader(req.headers, "User-Agent")));
+      }
+      if (!outcome.keep_connection) break;
+    }
+  } catch (const std::exception& e) {
+    spdlog::debug("connection from {} ended: {}", client_ip, e.what());
+  }
+  session->stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  session->stream.close();
+  worker.sessions.erase(session);
+  metrics.connectionClosed();
+  sessionEnded();
+}
+
+ProxyServer::ProxyServer(ServerOptions server, UpstreamOptions upstream)
+    : impl_(std::make_unique<Impl>(std::move(server), upstream)) {}
+
+ProxyServer::~ProxyServer() { stop(std::chrono::milliseconds(0)); }
+
+void ProxyServer::setReadinessCheck(std::function<bool()> ready) { impl_->ready = std::move(ready); }
+
+void ProxyServer::start() {
+  Impl& s = *impl_;
+  const int threads = std::max(1, s.options.io_threads);
+  for (int i = 0; i < threads; ++i) s.workers.push_back(std::make_unique<Worker>(s.upstream, s.options));
+  const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(s.options.listen_host), s.options.listen_port);
+  s.acceptor = std::make_unique<asio::ip::tcp::acceptor>(s.workers[0]->ctx);
+  s.acceptor->open(endpoint.protocol());
+  s.acceptor->set_option(asio::socket_base::reuse_address(true));
+  s.acceptor->bind(endpoint);
+  // The kernel's maximum (SOMAXCONN): bursts of reconnecting informers must not
+  // hit SYN retries (see the backlog measurement in toolchain notes).
+  s.acceptor->listen(asio::socket_base::max_listen_connections);
+  s.host = s.acceptor->local_endpoint().address().to_string();
+  s.port = s.acceptor->local_endpoint().port();
+  asio::co_spawn(s.workers[0]->ctx, s.acceptLoop(), asio::detached);
+  for (auto& worker : s.workers) {
+    worker->thread = std::thread([&ctx = worker->ctx] {
+      // An exception escaping a handler must not end the event loop.
+      while (true) {
+        try {
+          ctx.run();
+          return;
+        } catch (const std::exception& e) {
+          spdlog::error("io thread caught: {}", e.what());
+        }
+      }
+    });
+  }
+  s.started = true;
+}
+
+const std::string& ProxyServer::listenHost() const { return impl_->host; }
+uint16_t ProxyServer::listenPort() const { return impl_->port; }
+ProxyMetrics& ProxyServer::metrics() { return impl_->metrics; }
+
+void ProxyServer::stop(std::chrono::milliseconds drain) {
+  Impl& s = *impl_;
+  if (!s.started || s.stopping.exchange(true)) return;
+  asio::post(s.workers[0]->ctx, [&s] {
+    error_code ignored;
+    s.acceptor->close(ignored);
+  });
+  for (auto& worker : s.workers) {
+    asio::post(worker->ctx, [w = worker.get()] {
+      error_code ignored;
+      for (const auto& session : w->sessions) {
+        session->control.stopping = true;
+        if (session->idle) {
+          session->stream.cancel();
+        } else if (session->control.streaming && session->control.active) {
+          session->control.active->close();
+        }
+      }
+      w->pool.closeAll();
+    });
+  }
+  {
+    std::unique_lock lock(s.drain_mu);
+    s.drained.wait_for(lock, drain, [&s] { return s.open_sessions == 0; });
+    if (s.open_sessions != 0) spdlog::warn("stopping with {} connections still open", s.open_sessions);
+  }
+  for (auto& worker : s.workers) {
+    worker->guard.reset();
+    worker->ctx.stop();
+  }
+  for (auto& worker : s.workers) {
+    if (worker->thread.joinable()) worker->thread.join();
+  }
+  // Coroutines still suspended are destroyed with their io_context; drop our
+  // references first so each Session dies while its io_context still exists.
+  for (auto& worker : s.workers) worker->sessions.clear();
+  s.acceptor.reset();
+  s.workers.clear();
+}
+
+}  // namespace proxy

@@ -1,0 +1,53 @@
+#include "proxy/logging.h"
+
+#include <atomic>
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "proxy/api_status.h"
+
+namespace proxy {
+namespace {
+
+std::atomic<int> g_verbosity{0};
+
+// %* in the JSON pattern: the message as a JSON string literal, so any text a
+// caller logs yields a valid JSON line.
+class JsonMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    std::string quoted = jsonQuote(std::string(msg.payload.data(), msg.payload.size()));
+    dest.append(quoted.data(), quoted.data() + quoted.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonMessageFlag>(); }
+};
+
+}  // namespace
+
+void setupLogging(const LoggingOptions& options) {
+  g_verbosity = options.verbosity;
+  auto logger = spdlog::stderr_logger_mt("kube-cache-proxy");
+  auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  if (options.format == LogFormat::Json) {
+    formatter->add_flag<JsonMessageFlag>('*').set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":%*})");
+  } else {
+    formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %L %v");
+  }
+  logger->set_formatter(std::move(formatter));
+  logger->set_level(options.verbosity >= 4 ? spdlog::level::debug : spdlog::level::info);
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+int logVerbosity() { return g_verbosity; }
+
+void logAccess(const std::string& method, const std::string& target, unsigned code, const std::string& served_by,
+               double seconds, const std::string& client, const std::string& user_agent) {
+  if (g_verbosity < 2) return;
+  spdlog::info("access verb={} uri={} code={} served_by={} latency_ms={:.3f} client={} user_agent={}", method,
+               jsonQuote(target), code, served_by, seconds * 1000, client, jsonQuote(user_agent));
+}
+
+}  // namespace proxy

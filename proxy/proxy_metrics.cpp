@@ -1,0 +1,75 @@
+#include "proxy/proxy_metrics.h"
+
+#include <sstream>
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+namespace proxy {
+
+struct ProxyMetrics::Impl {
+  prometheus::Registry registry;
+  prometheus::Family<prometheus::Counter>& requests =
+      prometheus::BuildCounter().Name("kcp_requests_total").Help("Requests answered, by verb, resource, code and origin.").Register(registry);
+  prometheus::Family<prometheus::Histogram>& latency =
+      prometheus::BuildHistogram()
+          .Name("kcp_request_duration_seconds")
+          .Help("Time to the end of the response for requests that are not long-running.")
+          .Register(registry);
+  prometheus::Family<prometheus::Counter>& upstream_errors =
+      prometheus::BuildCounter().Name("kcp_upstream_errors_total").Help("Failures reaching the upstream apiserver.").Register(registry);
+  prometheus::Gauge& open_connections = prometheus::BuildGauge()
+                                             .Name("kcp_open_connections")
+                                             .Help("Open downstream client connections.")
+                                             .Register(registry)
+                                             .Add({});
+  prometheus::Gauge& open_streams = prometheus::BuildGauge()
+                                         .Name("kcp_open_streams")
+                                         .Help("Open long-running responses: watches, unbounded streams, upgrades.")
+                                         .Register(registry)
+                                         .Add({});
+};
+
+namespace {
+// A subset of apiserver_request_duration_seconds buckets: fine below 1 s where
+// cache hits land, coarse up to the apiserver's 60 s request timeout.
+const prometheus::Histogram::BucketBoundaries kLatencyBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                                 0.25,  0.5,    1,     2.5,  5,     10,  30, 60};
+}  // namespace
+
+ProxyMetrics::ProxyMetrics() : impl_(std::make_unique<Impl>()) {}
+ProxyMetrics::~ProxyMetrics() = default;
+
+void ProxyMetrics::observeRequest(std::string_view verb, std::string_view resource, unsigned code,
+                                  std::string_view served_by, double seconds, bool long_running) {
+  impl_->requests
+      .Add({{"verb", std::string(verb)},
+            {"resource", std::string(resource)},
+            {"code", std::to_string(code)},
+            {"served_by", std::string(served_by)}})
+      .Increment();
+  if (!long_running) {
+    impl_->latency.Add({{"verb", std::string(verb)}, {"served_by", std::string(served_by)}}, kLatencyBuckets)
+        .Observe(seconds);
+  }
+}
+
+void ProxyMetrics::upstreamError(std::string_view kind) {
+  impl_->upstream_errors.Add({{"kind", std::string(kind)}}).Increment();
+}
+
+void ProxyMetrics::connectionOpened() { impl_->open_connections.Increment(); }
+void ProxyMetrics::connectionClosed() { impl_->open_connections.Decrement(); }
+void ProxyMetrics::streamOpened() { impl_->open_streams.Increment(); }
+void ProxyMetrics::streamClosed() { impl_->open_streams.Decrement(); }
+
+std::string ProxyMetrics::renderText() const {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, impl_->registry.Collect());
+  return out.str();
+}
+
+}  // namespace proxy

@@ -1,0 +1,42 @@
+#pragma once
+// The proxy's Prometheus metrics, rendered in the text exposition format for
+// GET /metrics. Only this file pair knows prometheus-cpp. Thread-safe.
+//
+//   kcp_requests_total{verb,resource,code,served_by}      counter
+//   kcp_request_duration_seconds{verb,served_by}          histogram; excludes
+//       watch and connection upgrades, which are long-running by design
+//   kcp_upstream_errors_total{kind}                       counter; kind is one of
+//       connect, timeout, tls, io
+//   kcp_open_connections                                  gauge (downstream)
+//   kcp_open_streams                                      gauge (watches, chunked
+//       responses without a length, upgraded connections)
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace proxy {
+
+class ProxyMetrics {
+ public:
+  ProxyMetrics();
+  ~ProxyMetrics();
+  ProxyMetrics(const ProxyMetrics&) = delete;
+  ProxyMetrics& operator=(const ProxyMetrics&) = delete;
+
+  void observeRequest(std::string_view verb, std::string_view resource, unsigned code, std::string_view served_by,
+                      double seconds, bool long_running);
+  void upstreamError(std::string_view kind);
+  void connectionOpened();
+  void connectionClosed();
+  void streamOpened();
+  void streamClosed();
+
+  std::string renderText() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace proxy

@@ -1,0 +1,53 @@
+#pragma once
+// ProxyServer: the downstream HTTP/1.1 server. It answers /healthz, /livez,
+// /readyz and /metrics itself and forwards every other request to the upstream
+// apiserver unchanged (see passthrough in docs/design/server.md).
+//
+// Runs `ServerOptions::io_threads` event loops; connections are spread over them
+// round-robin and never cross threads. Methods are not thread-safe with respect
+// to each other: call them from the owning thread (main). stop() may block up to
+// its drain budget.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "proxy/server_options.h"
+#include "proxy/upstream_options.h"
+
+namespace proxy {
+
+class ProxyMetrics;
+
+class ProxyServer {
+ public:
+  // Builds the upstream TLS context; throws std::exception on bad PEM material.
+  ProxyServer(ServerOptions server, UpstreamOptions upstream);
+  ~ProxyServer();  // stops with no drain if still running
+  ProxyServer(const ProxyServer&) = delete;
+  ProxyServer& operator=(const ProxyServer&) = delete;
+
+  // /readyz answers 200 only while `ready` returns true (and the server is not
+  // stopping). Without a check, /readyz is ready once started. Call before start().
+  void setReadinessCheck(std::function<bool()> ready);
+
+  // Binds, listens and starts the io threads. Throws std::exception on failure.
+  void start();
+  const std::string& listenHost() const;
+  uint16_t listenPort() const;  // the bound port, also when 0 was asked for
+
+  // Stops accepting, ends chunked streams with their terminating chunk, closes
+  // idle connections, waits up to `drain` for in-flight requests, then stops
+  // the io threads. Idempotent.
+  void stop(std::chrono::milliseconds drain = std::chrono::milliseconds(3000));
+
+  ProxyMetrics& metrics();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace proxy

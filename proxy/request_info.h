@@ -1,0 +1,42 @@
+#pragma once
+// RequestInfo: what a request means in Kubernetes terms, derived from method, path
+// and query exactly as kube-apiserver's RequestInfoFactory does, so that metrics
+// labels (and later the cache router) agree with the apiserver's own audit view.
+//
+// Grammar (resource requests; everything else is a non-resource request such as
+// /healthz, /version, /api, /apis/apps/v1, /openapi/v3):
+//   /api/{version}[/watch]/[namespaces/{ns}/]{resource}[/{name}[/{subresource}]]
+//   /apis/{group}/{version}[/watch]/[namespaces/{ns}/]{resource}[/{name}[/{subresource}]]
+// The deprecated /watch/ prefix forces verb "watch". A GET without a name is
+// "list", or "watch" when the watch query parameter is true (contract E4);
+// a DELETE without a name is "deletecollection". A fieldSelector
+// metadata.name=<n> on a list/watch fills `name` like the apiserver does.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace proxy {
+
+struct RequestInfo {
+  bool is_resource_request = false;
+  std::string path;         // the request path, without the query
+  // Resource requests: get, list, watch, create, update, patch, delete,
+  // deletecollection ("" for other methods). Non-resource requests: the
+  // lower-cased method ("get", "post", ...).
+  std::string verb;
+  std::string api_prefix;   // "api" or "apis"
+  std::string api_group;    // "" for the core group
+  std::string api_version;
+  std::string namespace_;   // "" for cluster-scoped requests
+  std::string resource;     // plural, e.g. "pods"
+  std::string subresource;  // e.g. "status", "log", "exec"
+  std::string name;
+  std::vector<std::string> parts;  // path segments starting at the resource
+
+  // Parses `target` (path plus optional "?query"). Never fails: a path it cannot
+  // interpret as a resource is a non-resource request.
+  static RequestInfo parse(std::string_view method, std::string_view target);
+};
+
+}  // namespace proxy

@@ -1,0 +1,41 @@
+#pragma once
+// How the downstream server listens and what it tolerates from clients.
+// Filled by cmd; the defaults mirror kube-apiserver's secure serving so that
+// clients meet the same limits through the proxy as without it.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace proxy {
+
+struct ServerOptions {
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 0;  // 0: the kernel picks a free port
+  int io_threads = 2;        // event-loop threads; no thread per connection
+
+  // Go net/http DefaultMaxHeaderBytes (1 MiB), which the apiserver uses; beyond
+  // it the client gets 431 and the connection closes, as Go answers.
+  size_t max_header_bytes = 1 << 20;
+  // The apiserver's MaxRequestBodyBytes (3 MiB) for bodies the proxy itself
+  // decodes. Pass-through bodies stream and are limited by the upstream only.
+  size_t max_request_body_bytes = 3 << 20;
+
+  // apiserver: ReadHeaderTimeout 32 s, IdleTimeout 90 s.
+  std::chrono::milliseconds read_header_timeout{32000};
+  std::chrono::milliseconds idle_timeout{90000};
+  // A client that accepts no bytes for this long is dropped; it only bounds
+  // stalled writes, so long-lived streams are not affected while they flow.
+  std::chrono::milliseconds write_timeout{60000};
+
+  // Bytes in flight per stream direction. The relay reads at most this much
+  // from one side before the write to the other side completes, which is the
+  // per-connection back-pressure bound.
+  size_t stream_buffer_bytes = 64 * 1024;
+  // Idle keep-alive connections kept to the upstream for reuse.
+  size_t max_idle_upstream_connections = 64;
+  std::chrono::milliseconds upstream_idle_timeout{90000};
+};
+
+}  // namespace proxy

@@ -1,0 +1,179 @@
+// Upstream: TLS material and identity of the apiserver; UpstreamPool: keep-alive
+// connections to it, one pool per io thread.
+#include <cerrno>
+
+#include <fmt/format.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include "proxy/io_internal.h"
+#include "proxy/proxy_metrics.h"
+
+namespace proxy::io {
+namespace {
+
+using asio::redirect_error;
+using asio::use_awaitable;
+
+bool isIpLiteral(const std::string& host) {
+  error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+std::unique_ptr<asio::ssl::context> makeTlsContext(const UpstreamOptions& options) {
+  auto tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  // The apiserver requires TLS 1.2+; refusing older versions costs nothing.
+  tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                   asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  if (options.insecure_skip_tls_verify) {
+    tls->set_verify_mode(asio::ssl::verify_none);
+  } else {
+    tls->set_verify_mode(asio::ssl::verify_peer);
+    if (options.ca_pem.empty()) {
+      tls->set_default_verify_paths();
+    } else {
+      tls->add_certificate_authority(asio::buffer(options.ca_pem));
+    }
+  }
+  if (!options.client_cert_pem.empty()) {
+    tls->use_certificate_chain(asio::buffer(options.client_cert_pem));
+    tls->use_private_key(asio::buffer(options.client_key_pem), asio::ssl::context::pem);
+  }
+  // Offer only HTTP/1.1 so a Go apiserver never selects h2 on this connection.
+  static const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  SSL_CTX_set_alpn_protos(tls->native_handle(), kAlpn, sizeof(kAlpn));
+  return tls;
+}
+
+std::string lowerFirst(std::string s) {
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = static_cast<char>(s[0] - 'A' + 'a');
+  return s;
+}
+
+// True when a pooled connection is still usable: the peer has neither closed it
+// nor sent anything unsolicited (a Go server sends nothing on an idle connection;
+// a TLS close_notify or an EOF means it is going away).
+bool idleConnectionAlive(UpstreamConnection& conn) {
+  if (!conn.tcp().socket().is_open() || conn.buffer.size() != 0) return false;
+  char probe;
+  ssize_t n = ::recv(conn.tcp().socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+}  // namespace
+
+Upstream::Upstream(const UpstreamOptions& options, ProxyMetrics& metrics)
+    : options_(options), metrics_(metrics), tokens_(options) {
+  const bool ipv6 = options_.host.find(':') != std::string::npos;
+  const std::string host = ipv6 ? "[" + options_.host + "]" : options_.host;
+  host_header_ = fmt::format("{}:{}", host, options_.port);
+  url_ = fmt::format("{}://{}", options_.scheme, host_header_);
+  if (options_.scheme == "https") tls_ = makeTlsContext(options_);
+}
+
+std::string Upstream::reachError(const std::string& detail) const {
+  return fmt::format("error trying to reach upstream {}: {}", url_, detail);
+}
+
+UpstreamPool::UpstreamPool(Upstream& upstream, asio::io_context& ctx, const ServerOptions& options)
+    : upstream_(upstream),
+      ctx_(ctx),
+      max_idle_(options.max_idle_upstream_connections),
+      idle_timeout_(options.upstream_idle_timeout) {}
+
+asio::awaitable<UpstreamConnectionPtr> UpstreamPool::acquire(bool allow_reuse, bool& reused) {
+  reused = false;
+  const auto now = std::chrono::steady_clock::now();
+  while (allow_reuse && !idle_.empty()) {
+    UpstreamConnectionPtr conn = std::move(idle_.back());
+    idle_.pop_back();
+    if (now - conn->idle_since < idle_timeout_ && idleConnectionAlive(*conn)) {
+      reused = true;
+      co_return conn;
+    }
+    conn->close();
+  }
+  co_return co_await connect();
+}
+
+void UpstreamPool::release(UpstreamConnectionPtr conn) {
+  if (max_idle_ == 0) {
+    conn->close();
+    return;
+  }
+  if (idle_.size() >= max_idle_) {
+    idle_.front()->close();
+    idle_.erase(idle_.begin());
+  }
+  conn->idle_since = std::chrono::steady_clock::now();
+  idle_.push_back(std::move(conn));
+}
+
+void UpstreamPool::closeAll() {
+  for (auto& conn : idle_) conn->close();
+  idle_.clear();
+}
+
+asio::awaitable<UpstreamConnectionPtr> UpstreamPool::connect() {
+  const UpstreamOptions& opts = upstream_.options();
+  const std::string dial = fmt::format("dial tcp {}", upstream_.hostHeader());
+  error_code ec;
+  asio::ip::tcp::resolver resolver(ctx_);
+  auto endpoints = co_await resolver.async_resolve(opts.host, std::to_string(opts.port), redirect_error(use_awaitable, ec));
+  if (ec) {
+    throw UpstreamFailure(Reason::ServiceUnavailable, "connect",
+                          upstream_.reachError(fmt::format("dial tcp: lookup {}: {}", opts.host, lowerFirst(ec.message()))));
+  }
+  TcpStream tcp(ctx_);
+  tcp.expires_after(opts.connect_timeout);
+  co_await tcp.async_connect(endpoints, redirect_error(use_awaitable, ec));
+  if (ec == beast::error::timeout) {
+    throw UpstreamFailure(Reason::Timeout, "timeout", upstream_.reachError(dial + ": i/o timeout"));
+  }
+  if (ec) {
+    throw UpstreamFailure(Reason::ServiceUnavailable, "connect",
+                          upstream_.reachError(fmt::format("{}: connect: {}", dial, lowerFirst(ec.message()))));
+  }
+  tcp.socket().set_option(asio::ip::tcp::no_delay(true), ec);
+  if (!upstream_.tls()) {
+    tcp.expires_never();
+    co_return std::make_shared<UpstreamConnection>(std::move(tcp));
+  }
+
+  auto conn = std::make_shared<UpstreamConnection>(std::move(tcp), *upstream_.tls());
+  TlsStream& tls = std::get<1>(conn->stream);
+  SSL* ssl = tls.native_handle();
+  const std::string name = opts.tls_server_name.empty() ? opts.host : opts.tls_server_name;
+  const bool ip = isIpLiteral(name);
+  if (!ip) SSL_set_tlsext_host_name(ssl, name.c_str());
+  if (!opts.insecure_skip_tls_verify) {
+    // Let OpenSSL check the name during the handshake, so a mismatch is reported
+    // as a verification error with its own text.
+    if (ip) {
+      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name.c_str());
+    } else {
+      SSL_set1_host(ssl, name.c_str());
+    }
+  }
+  co_await tls.async_handshake(asio::ssl::stream_base::client, redirect_error(use_awaitable, ec));
+  if (ec) {
+    const long verify = SSL_get_verify_result(ssl);
+    if (ec == beast::error::timeout) {
+      throw UpstreamFailure(Reason::Timeout, "timeout", upstream_.reachError("net/http: TLS handshake timeout"));
+    }
+    if (verify != X509_V_OK) {
+      throw UpstreamFailure(
+          Reason::ServiceUnavailable, "tls",
+          upstream_.reachError(fmt::format("tls: failed to verify certificate: x509: {}",
+                                           X509_verify_cert_error_string(verify))));
+    }
+    throw UpstreamFailure(Reason::ServiceUnavailable, "tls", upstream_.reachError("tls: " + ec.message()));
+  }
+  conn->tcp().expires_never();
+  co_return conn;
+}
+
+}  // namespace proxy::io
