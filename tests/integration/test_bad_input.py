@@ -120,7 +120,7 @@ class UnreachableUpstreamTest(unittest.TestCase):
                 pass
         procs = harness.Processes()
         self.addCleanup(procs.stop_all)
-        proxy = procs.proxy("https://127.0.0.1:%d" % port, "--connect-timeout-ms", "300")
+        proxy = procs.proxy("https://127.0.0.1:%d" % port, "--connect-timeout", "300ms")
         status, _, body = harness.http_get(proxy.host, proxy.port, "/api/v1/pods")
         self.assertEqual(status, 504)
         answer = json.loads(body)
