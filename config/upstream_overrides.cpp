@@ -1,5 +1,6 @@
 #include "config/upstream_overrides.h"
 
+#include <optional>
 #include <stdexcept>
 
 #include "config/files.h"
@@ -85,9 +86,20 @@ void applyBearerToken(const Settings& settings, UpstreamConfig& upstream) {
   }
 }
 
+// kubectl says nothing here; a silent no-op would hide a wrong URL scheme.
+void warnAboutTlsOverHttp(const Settings& settings, const UpstreamConfig& upstream,
+                          std::vector<std::string>& warnings) {
+  if (upstream.scheme != "http") return;
+  for (const std::optional<Setting>* tls : {&settings.certificate_authority, &settings.client_certificate,
+                                            &settings.tls_server_name, &settings.insecure_skip_tls_verify}) {
+    if (*tls) warnings.push_back((*tls)->origin + " has no effect: the upstream " + upstream.host + " is plain http");
+  }
+}
+
 }  // namespace
 
-void applyUpstreamOverrides(const Settings& settings, UpstreamConfig& upstream) {
+void applyUpstreamOverrides(const Settings& settings, UpstreamConfig& upstream, std::vector<std::string>& warnings) {
+  warnAboutTlsOverHttp(settings, upstream, warnings);
   applyServerTrust(settings, upstream);
   applyClientCertificate(settings, upstream);
   applyBearerToken(settings, upstream);

@@ -6,6 +6,9 @@
 // kubeconfig, service-account or --upstream value, the way clientcmd merges
 // its ConfigOverrides.
 
+#include <string>
+#include <vector>
+
 #include "config/config.h"
 #include "config/settings.h"
 
@@ -15,6 +18,7 @@ namespace config {
 // flag (or config-file key) for an unreadable file, bad PEM, a key that does
 // not match its certificate, a certificate without key, --token together
 // with --token-file, or --insecure-skip-tls-verify with --certificate-authority.
-void applyUpstreamOverrides(const Settings& settings, UpstreamConfig& upstream);
+// TLS flags given for a plain-http upstream still apply, and add a warning.
+void applyUpstreamOverrides(const Settings& settings, UpstreamConfig& upstream, std::vector<std::string>& warnings);
 
 }  // namespace config

@@ -82,7 +82,7 @@ UpstreamConfig resolveUpstream(const Settings& settings, const Environment& env,
         "(KUBERNETES_SERVICE_HOST is not set)");
   }
 
-  applyUpstreamOverrides(settings, out);
+  applyUpstreamOverrides(settings, out, warnings);
   return out;
 }
 

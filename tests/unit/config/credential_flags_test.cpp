@@ -123,6 +123,16 @@ TEST_CASE("Without credential flags the kubeconfig's CA, client pair, token and 
   CHECK(u.tls_server_name == "kube-internal");
 }
 
+TEST_CASE("TLS flags for a plain-http --upstream apply but warn that they have no effect") {
+  Fixture f;
+  const auto c = loadArgs({"--upstream", "http://127.0.0.1:8080", "--certificate-authority", f.ca, "--token", "t"},
+                          f.env);
+  CHECK(c.upstream.ca_pem == testPki().ca_cert);
+  REQUIRE(c.warnings.size() == 1);
+  CHECK(c.warnings[0] == "--certificate-authority has no effect: the upstream 127.0.0.1 is plain http");
+  CHECK(loadArgs(withUpstream({"--certificate-authority", f.ca}), f.env).warnings.empty());
+}
+
 TEST_CASE("Credential flags override the kubeconfig's values field by field") {
   Fixture f;
   const std::string kubeconfig = f.kubeconfig(", insecure-skip-tls-verify: true, tls-server-name: kube-internal",
@@ -186,8 +196,8 @@ TEST_CASE("A client key that does not match the certificate is refused, naming -
 TEST_CASE("Unreadable, empty or non-PEM credential files are refused, naming the flag") {
   Fixture f;
   const std::string missing = (f.dir.path() / "missing.crt").string();
-  CHECK(errorOf(withUpstream({"--certificate-authority", missing}), f.env).find("--certificate-authority: cannot read") ==
-        0);
+  CHECK(errorOf(withUpstream({"--certificate-authority", missing}), f.env)
+            .find("--certificate-authority: cannot read") == 0);
   CHECK(errorOf(withUpstream({"--certificate-authority", f.not_pem}), f.env).find("--certificate-authority " +
                                                                                      f.not_pem + ": ") == 0);
   CHECK(errorOf(withUpstream({"--client-certificate", f.not_pem, "--client-key", f.key}), f.env)
