@@ -14,8 +14,8 @@ std::string keyOrigin(const std::string& key, const std::string& path) { return 
 
 // YAML spells booleans many ways (true, yes, on); the value parsers speak Go's
 // strconv.ParseBool, so normalize what YAML itself calls a boolean.
-std::string scalarText(const std::string& key, const YAML::Node& value) {
-  if (key == "write-sync") {
+std::string scalarText(const ScalarField& field, const YAML::Node& value) {
+  if (field.is_boolean) {
     bool flag = false;
     if (YAML::convert<bool>::decode(value, flag)) return flag ? "true" : "false";
   }
@@ -76,7 +76,7 @@ Settings readConfigFile(const std::string& path) {
       known = true;
       if (value.IsNull()) break;
       if (!value.IsScalar()) throw ConfigError(origin + ": want a single value");
-      std::string text_value = scalarText(key, value);
+      std::string text_value = scalarText(field, value);
       if (field.is_path) text_value = resolveAgainst(base_dir, text_value).string();
       out.*field.member = Setting{std::move(text_value), origin};
     }

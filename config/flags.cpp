@@ -37,8 +37,8 @@ Settings parseFlags(int argc, const char* const* argv) {
   std::map<std::string, CLI::Option*> options;
   for (const ScalarField& field : kScalarFields) {
     const std::string name = field.name;
-    CLI::Option* option = name == "write-sync" ? app.add_flag(cliNames(name), scalars[name])
-                                               : app.add_option(cliNames(name), scalars[name]);
+    CLI::Option* option = field.is_boolean ? app.add_flag(cliNames(name), scalars[name])
+                                           : app.add_option(cliNames(name), scalars[name]);
     // pflag semantics: a repeated flag means its last value.
     option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options[name] = option;

@@ -13,11 +13,21 @@ Usage:
   kube-cache-proxy [flags]
 
 Upstream (first match wins):
-  --upstream URL            apiserver URL (http or https); only --token-file adds credentials
+  --upstream URL            apiserver URL (http or https); credentials only from the flags below
   --kubeconfig PATH         kubeconfig to read (default: first file in $KUBECONFIG, then ~/.kube/config)
   --context NAME            kubeconfig context (default: its current-context)
-  --token-file PATH         bearer token file, re-read when it changes; overrides any other token
                             With none of the above: in-cluster service account, if in a pod.
+
+Upstream credentials (override the kubeconfig or service account, as in kubectl):
+  --certificate-authority PATH   PEM CA bundle to verify the apiserver with
+  --client-certificate PATH      PEM client certificate (needs --client-key)
+  --client-key PATH              PEM private key matching --client-certificate
+  --token TOKEN                  static bearer token (not with --token-file)
+  --token-file PATH              bearer token file, re-read when it changes (not with --token)
+  --tls-server-name NAME         server name for SNI and certificate checks
+  --insecure-skip-tls-verify     do not verify the apiserver's certificate (not with
+                                 --certificate-authority); also =true or =false
+  --connect-timeout DUR          how long to wait for a connection to the apiserver (default 5s)
 
 Serving:
   --listen HOST:PORT        address to listen on (default 127.0.0.1:8001; port 0 picks a free port)

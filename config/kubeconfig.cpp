@@ -159,10 +159,8 @@ void Kubeconfig::applyCluster(const std::string& name, UpstreamConfig& out) cons
   out.ca_pem = pemFrom(cluster, "certificate-authority", where);
   if (!out.ca_pem.empty()) {
     check(checkCertificates, out.ca_pem, where, "certificate-authority");
-    // client-go refuses this pair too: trusting a CA and trusting anything
-    // cannot both be meant.
     if (out.insecure_skip_tls_verify) {
-      throw error(where + ": insecure-skip-tls-verify cannot be combined with a certificate authority");
+      throw error(where + ": " + kInsecureWithCertificateAuthority);
     }
   }
 }

@@ -17,4 +17,9 @@ void checkCertificates(const std::string& pem);  // one or more certificates
 void checkPrivateKey(const std::string& pem);
 void checkKeyMatchesCertificate(const std::string& cert_pem, const std::string& key_pem);
 
+// client-go refuses this pair: trusting a CA and trusting anything cannot both
+// be meant. Shared so the kubeconfig and the flags say it the same way.
+inline constexpr char kInsecureWithCertificateAuthority[] =
+    "insecure-skip-tls-verify cannot be combined with a certificate authority";
+
 }  // namespace config

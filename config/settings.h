@@ -28,6 +28,15 @@ struct Settings {
   std::optional<Setting> kubeconfig;
   std::optional<Setting> context;
   std::optional<Setting> token_file;
+  // kubectl's global credential flags; they override the kubeconfig, the
+  // service account or bare --upstream field by field.
+  std::optional<Setting> certificate_authority;
+  std::optional<Setting> client_certificate;
+  std::optional<Setting> client_key;
+  std::optional<Setting> token;
+  std::optional<Setting> tls_server_name;
+  std::optional<Setting> insecure_skip_tls_verify;
+  std::optional<Setting> connect_timeout;
   std::optional<Setting> log_format;
   std::optional<Setting> verbosity;
   std::optional<Setting> io_threads;
@@ -47,6 +56,7 @@ struct ScalarField {
   const char* name;
   std::optional<Setting> Settings::*member;
   bool is_path;  // relative paths in the config file are resolved against its directory
+  bool is_boolean;  // a flag without value means true; `=false` and YAML booleans also work
 };
 
 struct ListField {
@@ -56,18 +66,25 @@ struct ListField {
 
 // Everything settable in both places (so not `config`).
 inline constexpr ScalarField kScalarFields[] = {
-    {"listen", &Settings::listen, false},
-    {"upstream", &Settings::upstream, false},
-    {"kubeconfig", &Settings::kubeconfig, true},
-    {"context", &Settings::context, false},
-    {"token-file", &Settings::token_file, true},
-    {"log-format", &Settings::log_format, false},
-    {"v", &Settings::verbosity, false},
-    {"io-threads", &Settings::io_threads, false},
-    {"shutdown-timeout", &Settings::shutdown_timeout, false},
-    {"write-sync", &Settings::write_sync, false},
-    {"state-dir", &Settings::state_dir, true},
-    {"mode", &Settings::mode, false},
+    {"listen", &Settings::listen, false, false},
+    {"upstream", &Settings::upstream, false, false},
+    {"kubeconfig", &Settings::kubeconfig, true, false},
+    {"context", &Settings::context, false, false},
+    {"token-file", &Settings::token_file, true, false},
+    {"certificate-authority", &Settings::certificate_authority, true, false},
+    {"client-certificate", &Settings::client_certificate, true, false},
+    {"client-key", &Settings::client_key, true, false},
+    {"token", &Settings::token, false, false},
+    {"tls-server-name", &Settings::tls_server_name, false, false},
+    {"insecure-skip-tls-verify", &Settings::insecure_skip_tls_verify, false, true},
+    {"connect-timeout", &Settings::connect_timeout, false, false},
+    {"log-format", &Settings::log_format, false, false},
+    {"v", &Settings::verbosity, false, false},
+    {"io-threads", &Settings::io_threads, false, false},
+    {"shutdown-timeout", &Settings::shutdown_timeout, false, false},
+    {"write-sync", &Settings::write_sync, false, true},
+    {"state-dir", &Settings::state_dir, true, false},
+    {"mode", &Settings::mode, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

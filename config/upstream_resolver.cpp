@@ -4,10 +4,10 @@
 #include <optional>
 #include <stdexcept>
 
-#include "config/files.h"
 #include "config/in_cluster.h"
 #include "config/kubeconfig.h"
 #include "config/server_url.h"
+#include "config/upstream_overrides.h"
 
 namespace config {
 
@@ -82,13 +82,7 @@ UpstreamConfig resolveUpstream(const Settings& settings, const Environment& env,
         "(KUBERNETES_SERVICE_HOST is not set)");
   }
 
-  if (settings.token_file) {
-    if (readFile(settings.token_file->value, settings.token_file->origin).empty()) {
-      throw ConfigError(settings.token_file->origin + ": " + settings.token_file->value + " is empty");
-    }
-    out.bearer_token.clear();
-    out.bearer_token_file = settings.token_file->value;
-  }
+  applyUpstreamOverrides(settings, out, warnings);
   return out;
 }
 
