@@ -34,7 +34,7 @@ class Scenarios:
         manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  k: v1\n"
         self.assertIn("configmap/applied created", self.kubectl.run("apply", "-f", "-", stdin=manifest).stdout)
         self.assertIn("configmap/applied configured",
-                      self.kubectl.run("apply", "-f", "-", stdin=manifest.replace("v1\n", "v2\n")).stdout)
+                      self.kubectl.run("apply", "-f", "-", stdin=manifest.replace("k: v1", "k: v2")).stdout)
         self.assertEqual(self.kubectl.run("get", "cm", "applied", "-o", "jsonpath={.data.k}").stdout, "v2")
         self.assertTrue(self.kubectl.run("logs", "web-0").stdout.strip())
         self.assertEqual(self.kubectl.run("exec", "web-0", "--", "echo", "hi").stdout.strip(), "hi")
@@ -52,9 +52,9 @@ class Scenarios:
                 lines.append(line.strip())
         import threading
         threading.Thread(target=reader, daemon=True).start()
-        harness.wait_for(lambda: "ADDED pod/web-0" in lines, timeout=20, message="initial list in kubectl get -w")
+        harness.wait_for(lambda: "pod/web-0" in lines, timeout=20, message="initial list in kubectl get -w")
         clients.request(self.upstream_url + "/api/v1/namespaces/default/pods", "POST", clients.pod("watched"))
-        harness.wait_for(lambda: "ADDED pod/watched" in lines, timeout=20, message="ADDED pod/watched")
+        harness.wait_for(lambda: any(l.endswith("pod/watched") for l in lines), timeout=20, message="ADDED pod/watched")
 
     def test_kubectl_logs_follow_streams_lines(self):
         follow = self.kubectl.popen("logs", "-f", "web-0")
@@ -78,7 +78,11 @@ class Scenarios:
         clients.ensure_namespace(self.upstream_url, "py-informer")
         clients.random_changes(self.upstream_url, "py-informer", 60, seed=3)
         clients.wait_equal(informer, self.upstream_url)
-        informer.wait_event(lambda e: e.get("event") == "bookmark", timeout=10)  # W7 with allowWatchBookmarks
+        # W7: a bookmark is only sent once the RV moved past the watcher's last event,
+        # which a write to another resource does (one RV space, like etcd's revision).
+        clients.request(self.upstream_url + "/api/v1/namespaces/default/configmaps", "POST",
+                        {"metadata": {"name": "advance-rv"}})
+        informer.wait_event(lambda e: e.get("event") == "bookmark", timeout=10)
 
 
 class DirectClientsTest(Scenarios, unittest.TestCase):

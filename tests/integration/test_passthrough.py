@@ -121,7 +121,10 @@ class PassThroughTest(unittest.TestCase):
         growth_mib = (peak[0] - baseline) / 1024.0
         print("\n  %s: %.0f MB in %.2f s (%.0f MB/s), proxy RSS %d KiB -> peak %d KiB (growth %.2f MiB)" % (
             path, expected / 1e6, elapsed, expected / 1e6 / elapsed, baseline, peak[0], growth_mib))
-        self.assertLess(growth_mib, 10.0)
+        # ASan keeps freed memory in quarantine, so RSS under it says nothing about
+        # buffering; the bound is checked in the optimised build.
+        if os.environ.get("KCP_SANITIZED") != "1":
+            self.assertLess(growth_mib, 10.0)
 
     def test_a_100MB_response_streams_with_RSS_growth_below_10MB(self):
         self.read_big_measuring_rss("/big?bytes=100000000", 100000000)
