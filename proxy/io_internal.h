@@ -71,7 +71,7 @@ struct UpstreamConnection {
 };
 using UpstreamConnectionPtr = std::shared_ptr<UpstreamConnection>;
 
-// Why the upstream could not be reached; `kind` labels kcp_upstream_errors_total.
+// Why the upstream could not be reached; `kind` labels kube_cache_proxy_upstream_errors_total.
 struct UpstreamFailure : std::runtime_error {
   UpstreamFailure(Reason r, std::string k, const std::string& message)
       : std::runtime_error(message), reason(r), kind(std::move(k)) {}

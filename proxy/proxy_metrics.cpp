@@ -13,21 +13,21 @@ namespace proxy {
 struct ProxyMetrics::Impl {
   prometheus::Registry registry;
   prometheus::Family<prometheus::Counter>& requests =
-      prometheus::BuildCounter().Name("kcp_requests_total").Help("Requests answered, by verb, resource, code and origin.").Register(registry);
+      prometheus::BuildCounter().Name("kube_cache_proxy_requests_total").Help("Requests answered, by verb, resource, code and origin.").Register(registry);
   prometheus::Family<prometheus::Histogram>& latency =
       prometheus::BuildHistogram()
-          .Name("kcp_request_duration_seconds")
+          .Name("kube_cache_proxy_request_duration_seconds")
           .Help("Time to the end of the response for requests that are not long-running.")
           .Register(registry);
   prometheus::Family<prometheus::Counter>& upstream_errors =
-      prometheus::BuildCounter().Name("kcp_upstream_errors_total").Help("Failures reaching the upstream apiserver.").Register(registry);
+      prometheus::BuildCounter().Name("kube_cache_proxy_upstream_errors_total").Help("Failures reaching the upstream apiserver.").Register(registry);
   prometheus::Gauge& open_connections = prometheus::BuildGauge()
-                                             .Name("kcp_open_connections")
+                                             .Name("kube_cache_proxy_open_connections")
                                              .Help("Open downstream client connections.")
                                              .Register(registry)
                                              .Add({});
   prometheus::Gauge& open_streams = prometheus::BuildGauge()
-                                         .Name("kcp_open_streams")
+                                         .Name("kube_cache_proxy_open_streams")
                                          .Help("Open long-running responses: watches, unbounded streams, upgrades.")
                                          .Register(registry)
                                          .Add({});

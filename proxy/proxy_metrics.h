@@ -2,13 +2,13 @@
 // The proxy's Prometheus metrics, rendered in the text exposition format for
 // GET /metrics. Only this file pair knows prometheus-cpp. Thread-safe.
 //
-//   kcp_requests_total{verb,resource,code,served_by}      counter
-//   kcp_request_duration_seconds{verb,served_by}          histogram; excludes
+//   kube_cache_proxy_requests_total{verb,resource,code,served_by}      counter
+//   kube_cache_proxy_request_duration_seconds{verb,served_by}          histogram; excludes
 //       watch and connection upgrades, which are long-running by design
-//   kcp_upstream_errors_total{kind}                       counter; kind is one of
+//   kube_cache_proxy_upstream_errors_total{kind}                       counter; kind is one of
 //       connect, timeout, tls, io
-//   kcp_open_connections                                  gauge (downstream)
-//   kcp_open_streams                                      gauge (watches, chunked
+//   kube_cache_proxy_open_connections                                  gauge (downstream)
+//   kube_cache_proxy_open_streams                                      gauge (watches, chunked
 //       responses without a length, upgraded connections)
 
 #include <memory>

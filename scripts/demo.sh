@@ -65,7 +65,7 @@ run get deployments,configmaps -n default
 run get widgets -A
 run get --raw "/api/v1/namespaces/demo/pods?limit=1" | head -c 300; echo
 echo
-echo "$(curl -fsS "http://$proxy_listen/metrics" | grep -c '^kube_cache_proxy') kube_cache_proxy_* metric lines at http://$proxy_listen/metrics"
+echo "$(curl -fsS "http://$proxy_listen/metrics" | grep -c '^kube_cache_proxy_') kube_cache_proxy_* metric lines at http://$proxy_listen/metrics"
 cat <<MSG
 
 kube-cache-proxy is serving on http://$proxy_listen in front of the test apiserver on 127.0.0.1:$upstream_port.

@@ -101,7 +101,7 @@ class UnreachableUpstreamTest(unittest.TestCase):
         r = conn.getresponse()
         self.assertEqual((r.status, r.read()), (200, b"ok"))
         _, _, metrics = harness.http_get(proxy.host, proxy.port, "/metrics")
-        self.assertIn('kcp_upstream_errors_total{kind="connect"} 2', metrics.decode())
+        self.assertIn('kube_cache_proxy_upstream_errors_total{kind="connect"} 2', metrics.decode())
 
     def test_an_upstream_connect_timeout_gives_a_504_timeout_status_E2(self):
         # A listener whose accept queue is full drops further SYNs, so connect hangs.
@@ -128,7 +128,7 @@ class UnreachableUpstreamTest(unittest.TestCase):
         self.assertIn("error trying to reach upstream https://127.0.0.1:%d" % port, answer["message"])
         self.assertIn("i/o timeout", answer["message"])
         _, _, metrics = harness.http_get(proxy.host, proxy.port, "/metrics")
-        self.assertIn('kcp_upstream_errors_total{kind="timeout"} 1', metrics.decode())
+        self.assertIn('kube_cache_proxy_upstream_errors_total{kind="timeout"} 1', metrics.decode())
 
 
 if __name__ == "__main__":

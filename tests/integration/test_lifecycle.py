@@ -40,7 +40,7 @@ class LifecycleTest(unittest.TestCase):
 
     def open_connections_are(self, n):
         _, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/metrics")
-        return ("kcp_open_connections %d" % (n + 1)) in body.decode()  # +1: this scrape
+        return ("kube_cache_proxy_open_connections %d" % (n + 1)) in body.decode()  # +1: this scrape
 
     def test_an_in_flight_request_still_gets_its_answer_during_the_drain(self):
         import threading

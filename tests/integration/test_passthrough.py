@@ -154,7 +154,7 @@ class PassThroughTest(unittest.TestCase):
         def open_streams():
             _, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/metrics")
             for line in body.decode().splitlines():
-                if line.startswith("kcp_open_streams "):
+                if line.startswith("kube_cache_proxy_open_streams "):
                     return float(line.split()[1])
             return None
 
@@ -226,11 +226,11 @@ class PassThroughTest(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertTrue(headers["Content-Type"].startswith("text/plain; version=0.0.4"))
         text = body.decode()
-        self.assertIn('kcp_requests_total{code="200",resource="pods",served_by="upstream",verb="watch"}', text)
-        self.assertIn('kcp_requests_total{code="200",resource="deployments",served_by="upstream",verb="list"}', text)
-        self.assertIn("kcp_request_duration_seconds_bucket", text)
-        self.assertIn("kcp_open_connections", text)
-        self.assertIn("kcp_open_streams", text)
+        self.assertIn('kube_cache_proxy_requests_total{code="200",resource="pods",served_by="upstream",verb="watch"}', text)
+        self.assertIn('kube_cache_proxy_requests_total{code="200",resource="deployments",served_by="upstream",verb="list"}', text)
+        self.assertIn("kube_cache_proxy_request_duration_seconds_bucket", text)
+        self.assertIn("kube_cache_proxy_open_connections", text)
+        self.assertIn("kube_cache_proxy_open_streams", text)
 
     def test_health_endpoints_answer_ok_locally(self):
         for path in ("/healthz", "/livez", "/readyz"):
