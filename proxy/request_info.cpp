@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "cache/query_values.h"
 #include "proxy/query_params.h"
 
 namespace proxy {
@@ -111,7 +112,7 @@ RequestInfo RequestInfo::parse(std::string_view method, std::string_view target)
   if (!info.parts.empty()) info.resource = info.parts[0];
 
   if (info.name.empty() && info.verb == "get") {
-    QueryParams query(raw_query);
+    const cache::QueryValues query = cache::QueryValues::parse(raw_query);
     info.verb = parseBoolParam(query.get("watch")) ? "watch" : "list";
     if (auto selector = query.get("fieldSelector")) {
       std::string name = exactNameFromFieldSelector(*selector);

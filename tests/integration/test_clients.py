@@ -103,9 +103,13 @@ class ProxyClientsTest(Scenarios, unittest.TestCase):
 AGE = re.compile(r"(?<![\w-])(\d+(s|m|h|d|y)(\d+(s|m|h))?|<unknown>)(?![\w-])")
 
 
+TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
+
+
 def normalized(text):
-    """kubectl output with server-computed ages masked (they tick between two runs)."""
-    return AGE.sub("AGE", text)
+    """kubectl output with server-computed ages and the test apiserver's log-line
+    timestamps masked (they tick between two runs)."""
+    return AGE.sub("AGE", TIMESTAMP.sub("TIMESTAMP", text))
 
 
 class KubectlParityTest(unittest.TestCase):
