@@ -3,6 +3,7 @@
 // can compare the cache with the upstream's truth under faults.
 //
 //   informer-check --upstream http://127.0.0.1:PORT --path /api/v1/pods [--kind Pod --api-version v1]
+//                  [--no-watch-list]   (full states from paged LIST only)
 //
 // Prints "synced" once the first full state is in the store. Each "dump" line on stdin
 // is answered with one JSON line: {"dump":{"ns/name":"rv",...},"rv":"<store RV>","relists":N}.
@@ -37,12 +38,13 @@ struct Args {
   std::string path = "/api/v1/pods";
   std::string kind = "Pod";
   std::string api_version = "v1";
+  bool use_watch_list = true;
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "informer-check: " << why << "\n"
             << "usage: informer-check --upstream http://HOST:PORT --path /api/v1/pods [--kind Pod] "
-               "[--api-version v1]\n";
+               "[--api-version v1] [--no-watch-list]\n";
   std::exit(2);
 }
 
@@ -50,6 +52,10 @@ Args parseArgs(int argc, char** argv) {
   Args args;
   for (int i = 1; i < argc; ++i) {
     std::string_view flag = argv[i];
+    if (flag == "--no-watch-list") {
+      args.use_watch_list = false;
+      continue;
+    }
     if (i + 1 >= argc) usage("missing value for " + std::string(flag));
     std::string value = argv[++i];
     if (flag == "--upstream") args.upstream = value;
@@ -153,6 +159,7 @@ int main(int argc, char** argv) {
 
   watch::ReflectorOptions options;
   options.name = args.path;
+  options.use_watch_list = args.use_watch_list;
   options.log = [](watch::LogLevel, std::string_view message) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
   };
