@@ -1,0 +1,180 @@
+"""The reflector and the store, wired as in the proxy, converge to the upstream's exact
+state under churn, dropped watches, compaction (410, K2/R8) and an outage, relisting only
+for the faults that require it.
+
+informer-check runs one Reflector (HttpListerWatcher -> StoreAdapter -> ThreadSafeStore)
+against the test apiserver and answers "dump" with key -> resourceVersion.
+"""
+import json
+import os
+import threading
+import time
+import unittest
+
+import clients
+import harness
+
+INFORMER_CHECK_BIN = os.path.join(harness.BIN_DIR, "informer-check")
+
+
+class InformerCheck(clients.LineClient):
+    """informer-check: JSON lines like every LineClient, plus a plain "synced" line."""
+
+    def __init__(self, upstream_url, *args):
+        self.synced = threading.Event()
+        self.log = []
+        super().__init__([INFORMER_CHECK_BIN, "--upstream", upstream_url, "--path", "/api/v1/pods", *args],
+                         harness.HERE)
+        # Reflector logs go to stderr; drained so a chatty run never blocks on a full pipe.
+        threading.Thread(target=self._read_log, daemon=True).start()
+
+    def _read_log(self):
+        for line in self.proc.stderr:
+            self.log.append(line)
+
+    def stop(self):
+        super().stop()
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                pipe.close()
+            except (OSError, ValueError):
+                pass
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if line.strip() == "synced":
+                self.synced.set()
+                continue
+            try:
+                self.lines.put(json.loads(line))
+            except ValueError:
+                pass
+
+    def dump_full(self, timeout=10):
+        """The whole dump answer: {"dump": {...}, "rv": "...", "relists": N}."""
+        self._drain()
+        before = len(self.events)
+        self.proc.stdin.write("dump\n")
+        self.proc.stdin.flush()
+
+        def got():
+            self._drain()
+            return next((e for e in self.events[before:] if "dump" in e), None)
+        return harness.wait_for(got, timeout=timeout, message="dump answer")
+
+
+def post(base, path):
+    status, body = clients.request(base + path, "POST", b"")
+    assert status == 200, (path, status, body)
+    return json.loads(body) if body else {}
+
+
+def counters(base):
+    status, body = clients.request(base + "/control/counters")
+    assert status == 200, body
+    return json.loads(body)
+
+
+class InformerTruthTest(unittest.TestCase):
+    def setUp(self):
+        self.processes = harness.Processes()
+        self.addCleanup(self.processes.stop_all)
+
+    def test_cache_equals_upstream_after_faults_with_watch_list_sync(self):
+        self.check_convergence()
+
+    def test_cache_equals_upstream_after_faults_with_paged_list_sync(self):
+        self.check_convergence("--no-watch-list")
+
+    def check_convergence(self, *informer_args):
+        api = clients.start_apiserver(self.processes, "--enable-control", "--bookmark-interval", "1",
+                                      "--history-size", "200")
+        base = "http://127.0.0.1:%d" % api.port
+        clients.ensure_namespace(base, "churn")
+        truth_lists = [0]
+
+        def truth():
+            truth_lists[0] += 1
+            return clients.truth(base)
+        # Some state before the first list, so the initial sync is not empty.
+        post(base, "/control/churn?rate=200&seconds=1")
+        harness.wait_for(lambda: len(truth()) >= 20, timeout=10, interval=0.05, message="first pods")
+
+        informer = InformerCheck(base, *informer_args)
+        self.addCleanup(informer.stop)
+        if not informer.synced.wait(20):
+            self.fail("informer-check did not sync; log:\n" + "".join(informer.log[-20:]))
+        rv_before = int(counters(base)["resourceVersion"])
+
+        def watching():
+            return counters(base)["openWatches"].get("pods", 0) > 0
+
+        started = time.monotonic()
+        post(base, "/control/churn?rate=300&seconds=4")
+        # Watches dropped mid-churn resume from the last RV without a relist (W6).
+        for _ in range(3):
+            post(base, "/control/drop-watches")
+            harness.wait_for(watching, timeout=20, interval=0.02, message="watch re-established")
+        # Compaction, then a drop: the re-watch from the old RV gets 410 and must relist (K2, R8).
+        post(base, "/control/compact")
+        post(base, "/control/drop-watches")
+        harness.wait_for(watching, timeout=20, interval=0.02, message="watch re-established after compaction")
+        # An outage: connections refused for 2 s while churn goes on.
+        post(base, "/control/refuse?seconds=2")
+
+        # The upstream settles: the churn is over and it answers again (RV unchanged for 0.5 s).
+        seen = {"rv": None, "since": 0.0}
+
+        def upstream_settled():
+            try:
+                rv = counters(base)["resourceVersion"]
+            except Exception:  # refused during the outage
+                return False
+            now = time.monotonic()
+            if rv != seen["rv"]:
+                seen["rv"], seen["since"] = rv, now
+            return now - started > 4 and now - seen["since"] >= 0.5
+        harness.wait_for(upstream_settled, timeout=30, interval=0.05, message="churn over, upstream back")
+
+        last = {}
+
+        def equal():
+            want = truth()
+            got = informer.dump_full()
+            last["want"], last["got"] = want, got
+            return got if got["dump"] == want else None
+        try:
+            final = harness.wait_for(equal, timeout=60, interval=0.1, message="cache == upstream truth")
+        except AssertionError:
+            want, got = last["want"], last["got"]["dump"]
+            diff = {k: (want.get(k), got.get(k)) for k in set(want) | set(got) if want.get(k) != got.get(k)}
+            raise AssertionError("cache differs on %d keys, e.g. %s" % (len(diff), list(diff.items())[:5]))
+        converged = time.monotonic() - started
+        # Bookmarks (every second here) carry the store's RV up to the upstream's (W7).
+        harness.wait_for(lambda: informer.dump_full()["rv"] == seen["rv"], timeout=10, interval=0.1,
+                         message="store RV == upstream RV")
+
+        c = counters(base)
+        changes = int(c["resourceVersion"]) - rv_before
+        # The reflector's own full states: the first sync plus one per forced fault (the
+        # compaction and possibly the outage outliving the 200-event window), never one per
+        # dropped watch.
+        relists = final["relists"]
+        self.assertGreaterEqual(relists, 2, "the compaction must have forced a relist")
+        self.assertLessEqual(relists, 4, "relisted for faults that only need a re-watch")
+        # Upstream's view: LISTs of pods besides the test's own truth reads. Initial states
+        # may also come from watch-list streams, so LISTs never exceed the relists.
+        reflector_lists = c["requests"].get("list pods", 0) - truth_lists[0]
+        pages_per_list = 1 + len(final["dump"]) // 500
+        self.assertLessEqual(reflector_lists, relists * pages_per_list)
+        if "--no-watch-list" in informer_args:
+            # Every full state came from a paged LIST, none from anything else.
+            self.assertGreaterEqual(reflector_lists, relists)
+        mode = " ".join(informer_args) or "watch-list"
+        print("informer-check %s: %d objects, %d RVs of changes, %d relists, %d reflector LIST requests, "
+              "converged %.2fs after churn started"
+              % (mode, len(final["dump"]), changes, relists, max(reflector_lists, 0), converged))
+
+
+if __name__ == "__main__":
+    unittest.main()

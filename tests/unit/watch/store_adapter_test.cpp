@@ -1,0 +1,130 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "cache/object_meta_parser.h"
+#include "cache/selectable_fields.h"
+#include "cache/thread_safe_store.h"
+#include "watch/store_adapter.h"
+
+using watch::EventType;
+using watch::RawObject;
+using watch::StoreAdapter;
+using watch::StoreStatus;
+
+namespace {
+
+// A pod as a list item or watch event carries it; list items lack kind/apiVersion (L1).
+RawObject pod(const std::string& ns, const std::string& name, uint64_t rv, const std::string& node = "n1") {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":")" + ns + R"(","resourceVersion":")" +
+         std::to_string(rv) + R"(","uid":"u-)" + name + R"("},"spec":{"nodeName":")" + node + R"("}})";
+}
+
+cache::ParserOptions podParserOptions() {
+  cache::ParserOptions options;
+  options.field_spec = cache::FieldSpec::forBuiltin("", "v1", "pods", true);
+  options.kind = "Pod";
+  options.api_version = "v1";
+  return options;
+}
+
+// One resource's store, parser and adapter, wired as the informer wires them.
+struct PodCache {
+  cache::ThreadSafeStore store{cache::StoreOptions{}, cache::RealClock::instance()};
+  cache::ObjectMetaParser parser{podParserOptions()};
+  StoreAdapter adapter{store, parser};
+};
+
+}  // namespace
+
+TEST_CASE("A replace parses every item once and makes the list the synced state at the list RV") {
+  PodCache c;
+  CHECK(c.adapter.resourceVersion() == 0);
+  CHECK_FALSE(c.store.hasSynced());
+
+  std::vector<RawObject> items{pod("default", "a", 5), pod("kube-system", "b", 7)};
+  REQUIRE(c.adapter.replace(std::move(items), 9).ok());
+
+  CHECK(c.store.hasSynced());
+  CHECK(c.adapter.resourceVersion() == 9);
+  auto a = c.store.get("default/a");
+  REQUIRE(a);
+  CHECK(a->resourceVersion() == 5);
+  // Items arrive without type meta; the stored object has it back (L1).
+  CHECK(a->json().find(R"("kind":"Pod")") != std::string::npos);
+  REQUIRE(c.store.get("kube-system/b"));
+}
+
+TEST_CASE("Events are applied in upstream order and a DELETED event removes the key (W3, W4)") {
+  PodCache c;
+  REQUIRE(c.adapter.replace({pod("default", "a", 5)}, 10).ok());
+
+  REQUIRE(c.adapter.apply(EventType::Added, pod("default", "b", 11), 11).ok());
+  REQUIRE(c.adapter.apply(EventType::Modified, pod("default", "a", 12, "n2"), 12).ok());
+  CHECK(c.store.get("default/a")->resourceVersion() == 12);
+  CHECK(c.adapter.resourceVersion() == 12);
+
+  // The deletion carries the object's last state; the event's RV orders the history.
+  REQUIRE(c.adapter.apply(EventType::Deleted, pod("default", "b", 11), 13).ok());
+  CHECK_FALSE(c.store.get("default/b"));
+  CHECK(c.adapter.resourceVersion() == 13);
+
+  // Watchers resuming from the list RV see all three events with their RVs (W4).
+  auto cursor = c.store.watchCursor(10);
+  REQUIRE(cursor.has_value());
+  std::vector<cache::WatchEvent> events;
+  REQUIRE(c.store.readEvents(*cursor, 10, events).has_value());
+  REQUIRE(events.size() == 3);
+  CHECK(events[2].type == cache::EventType::Deleted);
+}
+
+TEST_CASE("An event whose RV is not after the store's is refused as going backwards and changes nothing (W4)") {
+  PodCache c;
+  REQUIRE(c.adapter.replace({pod("default", "a", 5)}, 10).ok());
+
+  StoreStatus older = c.adapter.apply(EventType::Modified, pod("default", "a", 8), 8);
+  CHECK(older.code == StoreStatus::Code::ResourceVersionWentBackwards);
+  StoreStatus repeated = c.adapter.apply(EventType::Added, pod("default", "z", 10), 10);
+  CHECK(repeated.code == StoreStatus::Code::ResourceVersionWentBackwards);
+  CHECK_FALSE(c.store.get("default/z"));
+  CHECK(c.store.get("default/a")->resourceVersion() == 5);
+  CHECK(c.adapter.resourceVersion() == 10);
+}
+
+TEST_CASE("A bookmark moves the RV forward; an older bookmark or list is refused as going backwards") {
+  PodCache c;
+  REQUIRE(c.adapter.replace({}, 10).ok());
+  REQUIRE(c.adapter.bookmark(10).ok());
+  REQUIRE(c.adapter.bookmark(20).ok());
+  CHECK(c.adapter.resourceVersion() == 20);
+
+  CHECK(c.adapter.bookmark(15).code == StoreStatus::Code::ResourceVersionWentBackwards);
+  CHECK(c.adapter.replace({pod("default", "a", 3)}, 19).code == StoreStatus::Code::ResourceVersionWentBackwards);
+  CHECK_FALSE(c.store.get("default/a"));
+
+  // A relist at the same or a later RV is the normal recovery path.
+  REQUIRE(c.adapter.replace({pod("default", "a", 3)}, 20).ok());
+  REQUIRE(c.store.get("default/a"));
+}
+
+TEST_CASE("Bytes the parser rejects are an InvalidObject answer and leave the store untouched") {
+  PodCache c;
+  REQUIRE(c.adapter.replace({pod("default", "a", 5)}, 10).ok());
+
+  CHECK(c.adapter.apply(EventType::Added, "{not json", 11).code == StoreStatus::Code::InvalidObject);
+  CHECK(c.adapter.apply(EventType::Added, R"({"metadata":{"resourceVersion":"11"}})", 11).code ==
+        StoreStatus::Code::InvalidObject);
+  CHECK(c.adapter.replace({pod("default", "b", 6), "[]"}, 12).code == StoreStatus::Code::InvalidObject);
+
+  CHECK(c.adapter.resourceVersion() == 10);
+  CHECK(c.store.get("default/a"));
+  CHECK_FALSE(c.store.get("default/b"));
+}
+
+TEST_CASE("Only ADDED, MODIFIED and DELETED reach the store through apply") {
+  PodCache c;
+  REQUIRE(c.adapter.replace({}, 10).ok());
+  CHECK(c.adapter.apply(EventType::Bookmark, pod("default", "a", 11), 11).code == StoreStatus::Code::Internal);
+  CHECK(c.adapter.resourceVersion() == 10);
+}

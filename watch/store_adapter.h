@@ -1,0 +1,34 @@
+#pragma once
+// StoreAdapter: the reflector's view (watch::ReflectorStore) of one resource's
+// cache::ThreadSafeStore. It parses each raw object exactly once with the resource's
+// ObjectMetaParser and translates the store's Result/Status answers into StoreStatus,
+// so the reflector can tell "upstream went backwards" (relist) from "bad bytes".
+//
+// Threading: like ReflectorStore, called by the reflector thread only (the parser is not
+// thread-safe). The ThreadSafeStore stays readable from any thread meanwhile.
+
+#include <cstdint>
+#include <vector>
+
+#include "cache/object_meta_parser.h"
+#include "cache/thread_safe_store.h"
+#include "watch/reflector_store.h"
+
+namespace watch {
+
+class StoreAdapter final : public ReflectorStore {
+ public:
+  // Both are borrowed and must outlive the adapter; `parser` is used by no one else.
+  StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectMetaParser& parser);
+
+  StoreStatus replace(std::vector<RawObject>&& items, uint64_t list_rv) override;
+  StoreStatus apply(EventType type, RawObject&& object, uint64_t rv) override;
+  StoreStatus bookmark(uint64_t rv) override;
+  uint64_t resourceVersion() const override;
+
+ private:
+  cache::ThreadSafeStore& store_;
+  cache::ObjectMetaParser& parser_;
+};
+
+}  // namespace watch
