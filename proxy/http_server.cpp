@@ -11,8 +11,10 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
+#include "proxy/cache_serving.h"
 #include "proxy/io_internal.h"
 #include "proxy/logging.h"
 #include "proxy/proxy_metrics.h"
@@ -78,12 +80,16 @@ struct ProxyServer::Impl {
   asio::awaitable<void> acceptLoop();
   asio::awaitable<void> runSession(SessionPtr session, Worker& worker);
   asio::awaitable<ForwardOutcome> serveLocal(DownstreamRequest& req);
+  // The cache's answer, or nullopt to pass through.
+  asio::awaitable<std::optional<ForwardOutcome>> serveFromCache(DownstreamRequest& req, Worker& worker,
+                                                                SessionControl& control);
   void sessionEnded();
 
   const ServerOptions options;
   ProxyMetrics metrics;
   Upstream upstream;
   std::function<bool()> ready;
+  std::shared_ptr<watch::InformerRegistry> registry;  // null: everything passes through
   std::vector<std::unique_ptr<Worker>> workers;
   std::unique_ptr<asio::ip::tcp::acceptor> acceptor;  // runs on workers[0]
   std::string host;
@@ -145,6 +151,16 @@ asio::awaitable<ForwardOutcome> ProxyServer::Impl::serveLocal(DownstreamRequest&
   co_return ForwardOutcome{code, keep, false};
 }
 
+asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::serveFromCache(DownstreamRequest& req,
+                                                                                  Worker& worker,
+                                                                                  SessionControl& control) {
+  if (!registry || !req.info.is_resource_request || !req.info.subresource.empty()) co_return std::nullopt;
+  CacheContext ctx{*registry, worker.pool, control, options, metrics};
+  if (req.info.verb == "get" || req.info.verb == "list") co_return co_await serveCachedRead(req, ctx);
+  if (req.info.verb == "watch") co_return co_await serveCachedWatch(req, ctx);
+  co_return std::nullopt;
+}
+
 asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& worker) {
   worker.sessions.insert(session);
   metrics.connectionOpened();
@@ -187,11 +203,19 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       req.http10 = parser.version < 11;
 
       const bool local = isLocalPath(req.info.path);
-      ForwardOutcome outcome = local ? co_await serveLocal(req)
-                                     : co_await forwardToUpstream(req, worker.pool, session->control, options);
+      const char* served_by = "upstream";
+      ForwardOutcome outcome;
+      if (local) {
+        served_by = "proxy";
+        outcome = co_await serveLocal(req);
+      } else if (auto cached = co_await serveFromCache(req, worker, session->control)) {
+        served_by = "cache";
+        outcome = *cached;
+      } else {
+        outcome = co_await forwardToUpstream(req, worker.pool, session->control, options);
+      }
       if (outcome.code != 0) {
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        const char* served_by = local ? "proxy" : "upstream";
         metrics.observeRequest(req.info.verb, req.info.resource, outcome.code, served_by, seconds, outcome.long_running);
         logAccess(req.method, req.target, outcome.code, served_by, seconds, client_ip,
                   std::string(findHeader(req.headers, "User-Agent")));
@@ -214,6 +238,31 @@ ProxyServer::ProxyServer(ServerOptions server, UpstreamOptions upstream)
 ProxyServer::~ProxyServer() { stop(std::chrono::milliseconds(0)); }
 
 void ProxyServer::setReadinessCheck(std::function<bool()> ready) { impl_->ready = std::move(ready); }
+
+void ProxyServer::setInformerRegistry(std::shared_ptr<watch::InformerRegistry> registry) {
+  impl_->registry = std::move(registry);
+}
+
+namespace io {
+
+asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,
+                                           std::chrono::steady_clock::time_point deadline) {
+  // Polls with a growing interval: the waits this serves (R7, C1 fences) are usually a
+  // few milliseconds, and a timer costs nothing on the reflector's write path.
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  auto interval = std::chrono::microseconds(500);
+  while (store.currentRV() < rv) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) co_return false;
+    timer.expires_at(std::min(deadline, now + interval));
+    error_code ec;
+    co_await timer.async_wait(redirect_error(use_awaitable, ec));
+    interval = std::min<std::chrono::microseconds>(interval * 2, std::chrono::milliseconds(20));
+  }
+  co_return true;
+}
+
+}  // namespace io
 
 void ProxyServer::start() {
   Impl& s = *impl_;

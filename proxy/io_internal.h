@@ -1,8 +1,8 @@
 #pragma once
 // Internal to the proxy's event-loop translation units (http_server.cpp,
-// passthrough.cpp, upstream_pool.cpp): the only header that includes Asio and
-// Beast, which cost tens of seconds per translation unit to compile. Public
-// headers forward-declare instead.
+// passthrough.cpp, upstream_pool.cpp, cached_read.cpp, cached_watch.cpp): the only
+// header that includes Asio and Beast, which cost tens of seconds per translation
+// unit to compile. Public headers forward-declare instead.
 //
 // Threading model: one io_context per io thread. A downstream connection, every
 // coroutine serving it, and every upstream connection it uses live on that one
@@ -17,6 +17,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 

@@ -17,6 +17,10 @@
 #include "proxy/server_options.h"
 #include "proxy/upstream_options.h"
 
+namespace watch {
+class InformerRegistry;
+}
+
 namespace proxy {
 
 class ProxyMetrics;
@@ -32,6 +36,9 @@ class ProxyServer {
   // /readyz answers 200 only while `ready` returns true (and the server is not
   // stopping). Without a check, /readyz is ready once started. Call before start().
   void setReadinessCheck(std::function<bool()> ready);
+  // Resource requests the registry has a synced cache for are answered from it (see
+  // docs/routing.md); without a registry everything passes through. Call before start().
+  void setInformerRegistry(std::shared_ptr<watch::InformerRegistry> registry);
 
   // Binds, listens and starts the io threads. Throws std::exception on failure.
   void start();

@@ -20,8 +20,9 @@ StoreStatus wentBackwards(std::string_view what, uint64_t rv, uint64_t current) 
 
 }  // namespace
 
-StoreAdapter::StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectMetaParser& parser)
-    : store_(store), parser_(parser) {}
+StoreAdapter::StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectMetaParser& parser,
+                           WatchDispatcher* dispatcher)
+    : store_(store), parser_(parser), dispatcher_(dispatcher) {}
 
 StoreStatus StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list_rv) {
   // A list may repeat the RV the store already has (nothing changed upstream), but never
@@ -42,6 +43,10 @@ StoreStatus StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list_
   items.clear();
   auto result = store_.replace(std::move(objects), list_rv);
   if (!result) return fromStoreError(result.error());
+  if (dispatcher_ != nullptr) {
+    dispatcher_->onEvents(*result);
+    dispatcher_->onBookmark(list_rv);
+  }
   return StoreStatus::okStatus();
 }
 
@@ -66,6 +71,7 @@ StoreStatus StoreAdapter::apply(EventType type, RawObject&& object, uint64_t rv)
 
   auto result = store_.apply(store_type, std::move(parsed_object));
   if (!result) return fromStoreError(result.error());
+  if (dispatcher_ != nullptr) dispatcher_->onEvents(std::span<const cache::WatchEvent>(&*result, 1));
   return StoreStatus::okStatus();
 }
 
@@ -74,6 +80,7 @@ StoreStatus StoreAdapter::bookmark(uint64_t rv) {
   if (rv < current) return wentBackwards("bookmark", rv, current);
   auto result = store_.bookmark(rv);
   if (!result) return fromStoreError(result.error());
+  if (dispatcher_ != nullptr) dispatcher_->onBookmark(rv);
   return StoreStatus::okStatus();
 }
 

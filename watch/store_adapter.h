@@ -13,13 +13,16 @@
 #include "cache/object_meta_parser.h"
 #include "cache/thread_safe_store.h"
 #include "watch/reflector_store.h"
+#include "watch/watch_dispatcher.h"
 
 namespace watch {
 
 class StoreAdapter final : public ReflectorStore {
  public:
-  // Both are borrowed and must outlive the adapter; `parser` is used by no one else.
-  StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectMetaParser& parser);
+  // All are borrowed and must outlive the adapter; `parser` is used by no one else.
+  // `dispatcher`, when given, receives every successful write's events after the store
+  // call returns, in store order.
+  StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectMetaParser& parser, WatchDispatcher* dispatcher = nullptr);
 
   StoreStatus replace(std::vector<RawObject>&& items, uint64_t list_rv) override;
   StoreStatus apply(EventType type, RawObject&& object, uint64_t rv) override;
@@ -29,6 +32,7 @@ class StoreAdapter final : public ReflectorStore {
  private:
   cache::ThreadSafeStore& store_;
   cache::ObjectMetaParser& parser_;
+  WatchDispatcher* dispatcher_;
 };
 
 }  // namespace watch

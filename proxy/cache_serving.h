@@ -1,0 +1,38 @@
+#pragma once
+// Internal to the event-loop translation units: answering resource requests from the
+// cache instead of the upstream. http_server.cpp asks serveFromCache() first for every
+// resource request; a nullopt answer means "not from the cache" and the request passes
+// through unchanged (docs/routing.md has the table of what is served where).
+//
+//   get/list  -> serveCachedRead   (proxy/cached_read.cpp)
+//   watch     -> serveCachedWatch  (proxy/cached_watch.cpp)
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include "proxy/io_internal.h"
+#include "watch/informer_registry.h"
+
+namespace proxy::io {
+
+// Everything a cached answer may need besides the request.
+struct CacheContext {
+  watch::InformerRegistry& registry;
+  UpstreamPool& pool;  // this io thread's upstream connections (fence reads)
+  SessionControl& control;
+  const ServerOptions& options;
+  ProxyMetrics& metrics;
+};
+
+// Answers `req` from the cache and returns how it went, or nullopt without having read
+// or written anything when the request must pass through.
+asio::awaitable<std::optional<ForwardOutcome>> serveCachedRead(DownstreamRequest& req, CacheContext& ctx);
+asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamRequest& req, CacheContext& ctx);
+
+// Waits without blocking the io thread until `store` reaches `rv` (true) or `deadline`
+// passes (false).
+asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,
+                                           std::chrono::steady_clock::time_point deadline);
+
+}  // namespace proxy::io

@@ -1,0 +1,37 @@
+#pragma once
+// ApiResource: what discovery says about one resource of one group version, the facts
+// the cache needs to store it and to answer for it like the apiserver (kind for list
+// envelopes, namespaced-ness for keys and paths, verbs for "can it be cached").
+// Built-ins and custom resources alike come from the upstream's discovery, never from a
+// table of built-ins (CRDs must work).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/selectable_fields.h"
+
+namespace watch {
+
+struct ApiResource {
+  std::string group;     // "" for the core group
+  std::string version;   // "v1"
+  std::string resource;  // plural, "pods"
+  std::string kind;      // "Pod"
+  std::string list_kind; // "PodList"
+  bool namespaced = true;
+  std::vector<std::string> verbs;
+  // A custom resource (served by the apiextensions server): its list items carry
+  // kind/apiVersion (L1) and its field selectors come from the CRD (S6).
+  bool custom = false;
+  // The fields a field selector may name for this resource (S4-S6); never null once the
+  // resource is cached.
+  std::shared_ptr<const cache::FieldSpec> field_spec;
+
+  // "v1" or "apps/v1".
+  std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
+  // "pods" or "deployments.apps": the spelling of --cache and log lines.
+  std::string displayName() const { return group.empty() ? resource : resource + "." + group; }
+};
+
+}  // namespace watch

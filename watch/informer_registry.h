@@ -1,0 +1,26 @@
+#pragma once
+// InformerRegistry: the serving side's only question to the informer manager: "is there
+// a cache that can answer this request?" Implemented by the InformerManager; tests use a
+// static registry.
+
+#include <memory>
+#include <string_view>
+
+#include "watch/cached_resource.h"
+
+namespace watch {
+
+class InformerRegistry {
+ public:
+  virtual ~InformerRegistry() = default;
+
+  // The cache for group/version/resource that can answer a request scoped to
+  // `namespace_name` ("" = all namespaces, or a cluster-scoped resource), or null: then
+  // the request passes through to the upstream. The result may not have synced yet
+  // (check hasSynced()). Never blocks: called on the io threads. May start an informer
+  // on demand in the background (the request that triggered it passes through).
+  virtual std::shared_ptr<CachedResource> find(std::string_view group, std::string_view version,
+                                               std::string_view resource, std::string_view namespace_name) = 0;
+};
+
+}  // namespace watch
