@@ -28,7 +28,8 @@ compared:
    real watch cache's 75 s window would).
 
 The changes count defaults to 20,000 for CI; KCP_TRUTH_CHANGES=100000 runs the full
-acceptance, KCP_TRUTH_RATE sets the churn rate (changes per second).
+acceptance, KCP_TRUTH_RATE sets the churn rate (changes per second), and
+KCP_TRUTH_NO_WATCH_LIST=1 makes the informers take every full state from paged LISTs.
 """
 import hashlib
 import http.client
@@ -44,6 +45,7 @@ from test_informer_truth import InformerCheck, counters, post
 
 CHANGES = int(os.environ.get("KCP_TRUTH_CHANGES", "20000"))
 RATE = int(os.environ.get("KCP_TRUTH_RATE", "1000"))
+INFORMER_MODE = ["--no-watch-list"] if os.environ.get("KCP_TRUTH_NO_WATCH_LIST") == "1" else []
 # A drop every DROP_SECONDS of churn; compactions and the outage at these fractions of it.
 DROP_SECONDS = 3
 COMPACT_AT = (0.2, 0.4)
@@ -213,7 +215,7 @@ class InformerAcceptanceTest(unittest.TestCase):
             recorders[name] = EventRecorder("127.0.0.1", api.port, res["path"])
             self.addCleanup(recorders[name].stop)
             informers[name] = InformerCheck(base, "--kind", res["kind"], "--history-max-age", "3600",
-                                            path=res["path"])
+                                            *INFORMER_MODE, path=res["path"])
             self.addCleanup(informers[name].stop)
         for name, informer in informers.items():
             if not informer.synced.wait(30):
@@ -271,8 +273,9 @@ class InformerAcceptanceTest(unittest.TestCase):
         c = counters(base)
         changes = int(final_rv) - rv_before
         self.assertGreaterEqual(changes, CHANGES)
-        report = ["%d changes in %.1fs of churn, %d drops, %d compactions, %ds outage; converged %.1fs after the "
-                  "churn ended" % (changes, churn_done - started, faults["drops"], len(faults["compactions"]),
+        mode = " ".join(INFORMER_MODE) or "watch-list"
+        report = ["%s: %d changes in %.1fs of churn, %d drops, %d compactions, %ds outage; converged %.1fs after the "
+                  "churn ended" % (mode, changes, churn_done - started, faults["drops"], len(faults["compactions"]),
                                    OUTAGE_SECONDS, converged)]
         for name, r in results.items():
             recorder = recorders[name]
@@ -281,6 +284,8 @@ class InformerAcceptanceTest(unittest.TestCase):
             # The first sync plus one relist per compaction, none for drops or the outage.
             self.assertEqual(r["relists"], 1 + len(faults["compactions"]),
                              "%s: relists other than those the compactions forced" % name)
+            if INFORMER_MODE:
+                self.assertEqual(lists, r["relists"], "%s: one LIST page per full state" % name)
             report.append("%s: %d objects, %d relists, upstream LIST %d / WATCH %d requests by the informer; "
                           "%d history events compared (RV %s..%s), recorder %d events, %d relists"
                           % (name, r["objects"], r["relists"], lists, watches, r["compared"], r["from"], final_rv,
