@@ -1,7 +1,8 @@
 #include "cache/object.h"
 
+#include <array>
+#include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #include <simdjson.h>
 
@@ -37,11 +38,7 @@ size_t heapBytes(const std::string& s) {
   return s.capacity() > 15 ? s.capacity() + 1 : 0;
 }
 
-size_t heapBytes(const Labels& set) {
-  size_t total = set.capacity() * sizeof(Labels::value_type);
-  for (const auto& [k, v] : set) total += heapBytes(k) + heapBytes(v);
-  return total;
-}
+size_t heapBytes(const StringPairs& set) { return set.heapBytes(); }
 
 }  // namespace
 
@@ -76,21 +73,25 @@ std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source
   auto object = std::make_shared<Object>(PassKey{}, std::move(meta), size);
   char* const base = object->buffer_.get();
   char* out = base;
-  std::vector<uint32_t> output_begins;
-  output_begins.reserve(edits.size());
+  // Callers splice at most kMaxEdits ranges (type meta, managedFields, the RV digits).
+  constexpr size_t kMaxEdits = 4;
+  if (edits.size() > kMaxEdits) std::abort();
+  std::array<uint32_t, kMaxEdits> output_begins{};
   size_t pos = 0;
-  for (const auto& edit : edits) {
+  for (size_t i = 0; i < edits.size(); ++i) {
+    const Edit& edit = edits[i];
     std::memcpy(out, source.data() + pos, edit.range.begin - pos);
     out += edit.range.begin - pos;
-    output_begins.push_back(static_cast<uint32_t>(out - base));
+    output_begins[i] = static_cast<uint32_t>(out - base);
     // An empty replacement (a cut) may have a null data(); memcpy must not see it.
     if (!edit.text.empty()) std::memcpy(out, edit.text.data(), edit.text.size());
     out += edit.text.size();
     pos = edit.range.end;
   }
   std::memcpy(out, source.data() + pos, source.size() - pos);
-  for (auto& r : layout.type_meta_cuts) r = mapRange(r, edits, output_begins);
-  layout.resource_version_value = mapRange(layout.resource_version_value, edits, output_begins);
+  const std::span<const uint32_t> begins(output_begins.data(), edits.size());
+  for (auto& r : layout.type_meta_cuts) r = mapRange(r, edits, begins);
+  layout.resource_version_value = mapRange(layout.resource_version_value, edits, begins);
   object->layout_ = layout;
   return object;
 }

@@ -90,7 +90,8 @@ error_code ObjectExtractor::extract(ondemand::value value, ondemand::document& d
   kind_index_ = api_version_index_ = managed_fields_index_ = -1;
   rv_text_ = {};
   has_rv_ = false;
-  for (auto& out : outputs_) out.clear();
+  labels_.clear();
+  for (auto& out : outputs_) out = {};
 
   begin_ = value.raw_json_token().data();
   ondemand::object object;
@@ -169,18 +170,11 @@ error_code ObjectExtractor::extractMetadata(ondemand::value value, ondemand::doc
         ondemand::field label;
         SIMDJSON_TRY(std::move(label_result).get(label));
         std::string_view label_key;
+        // Both views live in the parser's string buffer until the next document.
         SIMDJSON_TRY(label.unescaped_key().get(label_key));
-        std::string owned_key(label_key);
         SIMDJSON_TRY(label.value().get_string().get(text));
-        labels_.emplace_back(std::move(owned_key), std::string(text));
+        labels_.emplace_back(label_key, text);
       }
-      // Go encodes maps sorted by key already; sort anyway so lookup() stays valid.
-      if (!std::is_sorted(labels_.begin(), labels_.end())) std::sort(labels_.begin(), labels_.end());
-      // Collected in a reused vector, then moved into one of exactly the right size:
-      // growth by doubling would leave up to half the slots (64 bytes each) unused.
-      meta_.labels.reserve(labels_.size());
-      std::move(labels_.begin(), labels_.end(), std::back_inserter(meta_.labels));
-      labels_.clear();
     } else if (key == "managedFields") {
       managed_fields_index_ = index;
     } else if (metadata_paths != nullptr) {
@@ -201,7 +195,7 @@ error_code ObjectExtractor::extractPath(ondemand::value value, const PathNode& n
   if (node.target >= 0) {
     // Rendered as a field selector compares: strings as is, booleans and numbers as
     // written, null and containers as "".
-    std::string& out = outputs_[node.target];
+    std::string_view& out = outputs_[node.target];
     switch (type) {
       case ondemand::json_type::string: {
         std::string_view text;
@@ -217,7 +211,7 @@ error_code ObjectExtractor::extractPath(ondemand::value value, const PathNode& n
       }
       case ondemand::json_type::number: {
         std::string_view token = value.raw_json_token();
-        out.assign(token.data(), trimBack(token.data(), token.data() + token.size()));
+        out = std::string_view(token.data(), static_cast<size_t>(trimBack(token.data(), token.data() + token.size()) - token.data()));
         break;
       }
       default:
@@ -237,25 +231,23 @@ error_code ObjectExtractor::extractPath(ondemand::value value, const PathNode& n
 }
 
 void ObjectExtractor::finishFields() {
-  auto collect = [&](Fields& out, size_t first, size_t last, auto name_of) {
-    // Empty values are left out: "" is what a missing field compares as anyway (readers use
-    // lookup(...).value_or("")), and pods usually leave 2 of their 8 fields empty.
-    size_t present = 0;
-    for (size_t target = first; target < last; ++target) present += outputs_[target].empty() ? 0 : 1;
-    out.reserve(present);
+  // Empty values are left out: "" is what a missing field compares as anyway (readers use
+  // lookup(...).value_or("")), and pods usually leave 2 of their 8 fields empty.
+  auto collect = [&](size_t first, size_t last, auto name_of) {
+    pairs_.clear();
     for (size_t target = first; target < last; ++target) {
-      if (!outputs_[target].empty()) out.emplace_back(name_of(target), outputs_[target]);
+      if (!outputs_[target].empty()) pairs_.emplace_back(name_of(target), outputs_[target]);
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end(), [](auto& a, auto& b) { return a.first == b.first; }), out.end());
+    return StringPairs::fromUnsorted(pairs_);
   };
   if (field_count_ > 0) {
-    collect(meta_.fields, 0, field_count_, [&](size_t t) { return options_.field_spec->fields[t].name; });
+    meta_.fields = collect(0, field_count_, [&](size_t t) -> std::string_view { return options_.field_spec->fields[t].name; });
   }
   if (!options_.index_paths.empty()) {
-    collect(meta_.index_values, field_count_, outputs_.size(),
-            [&](size_t t) { return options_.index_paths[t - field_count_].name; });
+    meta_.index_values = collect(field_count_, outputs_.size(),
+                                 [&](size_t t) -> std::string_view { return options_.index_paths[t - field_count_].name; });
   }
+  meta_.labels = StringPairs::fromUnsorted(labels_);
 }
 
 Result<ObjectConstSharedPtr> ObjectExtractor::build(std::string_view type_meta) {

@@ -64,8 +64,11 @@ class ObjectExtractor {
   int managed_fields_index_ = -1;
   std::string_view rv_text_;
   bool has_rv_ = false;
-  Labels labels_;                     // scratch for metadata.labels
-  std::vector<std::string> outputs_;  // field values then index values, by target
+  // Scratch reused across objects. The views point into the input or the parser's string
+  // buffer, both valid until the next document; build() copies them into the Object.
+  std::vector<StringPairs::value_type> labels_;  // metadata.labels
+  std::vector<std::string_view> outputs_;        // field values then index values, by target
+  std::vector<StringPairs::value_type> pairs_;   // outputs_ with their names, for one set
   size_t field_count_ = 0;
 };
 

@@ -20,11 +20,10 @@ INFORMER_CHECK_BIN = os.path.join(harness.BIN_DIR, "informer-check")
 class InformerCheck(clients.LineClient):
     """informer-check: JSON lines like every LineClient, plus a plain "synced" line."""
 
-    def __init__(self, upstream_url, *args):
+    def __init__(self, upstream_url, *args, path="/api/v1/pods"):
         self.synced = threading.Event()
         self.log = []
-        super().__init__([INFORMER_CHECK_BIN, "--upstream", upstream_url, "--path", "/api/v1/pods", *args],
-                         harness.HERE)
+        super().__init__([INFORMER_CHECK_BIN, "--upstream", upstream_url, "--path", path, *args], harness.HERE)
         # Reflector logs go to stderr; drained so a chatty run never blocks on a full pipe.
         threading.Thread(target=self._read_log, daemon=True).start()
 
@@ -51,16 +50,20 @@ class InformerCheck(clients.LineClient):
                 pass
 
     def dump_full(self, timeout=10):
-        """The whole dump answer: {"dump": {...}, "rv": "...", "relists": N}."""
+        """The whole dump answer: {"dump": {...}, "rv": "...", "relists": N, "last_sync_rv": "..."}."""
+        return self.command("dump", timeout)
+
+    def command(self, text, timeout=30):
+        """Sends one command line; returns its JSON answer (every answer carries "rv")."""
         self._drain()
         before = len(self.events)
-        self.proc.stdin.write("dump\n")
+        self.proc.stdin.write(text + "\n")
         self.proc.stdin.flush()
 
         def got():
             self._drain()
-            return next((e for e in self.events[before:] if "dump" in e), None)
-        return harness.wait_for(got, timeout=timeout, message="dump answer")
+            return next((e for e in self.events[before:] if "rv" in e), None)
+        return harness.wait_for(got, timeout=timeout, interval=0.01, message="answer to " + text)
 
 
 def post(base, path):

@@ -3,10 +3,22 @@
 // can compare the cache with the upstream's truth under faults.
 //
 //   informer-check --upstream http://127.0.0.1:PORT --path /api/v1/pods [--kind Pod --api-version v1]
-//                  [--no-watch-list]   (full states from paged LIST only)
+//                  [--no-watch-list]          (full states from paged LIST only)
+//                  [--history-max-age SECS]   (the store's history window by age; default 150)
 //
-// Prints "synced" once the first full state is in the store. Each "dump" line on stdin
-// is answered with one JSON line: {"dump":{"ns/name":"rv",...},"rv":"<store RV>","relists":N}.
+// Prints "synced" once the first full state is in the store, then answers each command
+// line on stdin with one JSON line (every answer also carries "rv" (store RV), "relists"
+// (full states received, the first sync included) and "last_sync_rv" (list RV of the
+// latest one)):
+//   dump             {"dump":{"ns/name":"rv",...}}
+//   dump-bytes       {"objects":{"ns/name":["rv","<sha256 of the stored bytes>",
+//                                           "<sha256 of the bytes as a list item>"],...}}
+//                    The list-item form is what a LIST writes (kind/apiVersion cut, L1), so
+//                    it compares byte for byte with the items of an upstream LIST.
+//   history RV       {"history":[["ADDED","ns/name","rv","<sha256 of the event object>"],...]}
+//                    The store's history events after RV, in order; {"error":"..."} when
+//                    RV is outside the window. Events after last_sync_rv all came from the
+//                    watch stream; a relist adds synthetic ones at or below its list RV.
 // Reflector log lines go to stderr. Ends at EOF on stdin or on SIGTERM/SIGINT.
 
 #include <chrono>
@@ -20,6 +32,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include <openssl/evp.h>
 
 #include "cache/object_meta_parser.h"
 #include "cache/selectable_fields.h"
@@ -39,12 +53,13 @@ struct Args {
   std::string kind = "Pod";
   std::string api_version = "v1";
   bool use_watch_list = true;
+  std::chrono::seconds history_max_age{150};
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "informer-check: " << why << "\n"
             << "usage: informer-check --upstream http://HOST:PORT --path /api/v1/pods [--kind Pod] "
-               "[--api-version v1] [--no-watch-list]\n";
+               "[--api-version v1] [--no-watch-list] [--history-max-age SECS]\n";
   std::exit(2);
 }
 
@@ -62,6 +77,7 @@ Args parseArgs(int argc, char** argv) {
     else if (flag == "--path") args.path = value;
     else if (flag == "--kind") args.kind = value;
     else if (flag == "--api-version") args.api_version = value;
+    else if (flag == "--history-max-age") args.history_max_age = std::chrono::seconds(std::stoll(value));
     else usage("unknown flag " + std::string(flag));
   }
   if (args.upstream.empty()) usage("--upstream is required");
@@ -114,23 +130,97 @@ void appendJsonString(std::string& out, std::string_view s) {
   out += '"';
 }
 
-std::string dumpLine(const cache::ThreadSafeStore& store, const watch::Reflector& reflector) {
+std::string sha256Hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) return "";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * length);
+  for (unsigned int i = 0; i < length; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 15];
+  }
+  return out;
+}
+
+// The members every answer ends with, after its own.
+void appendStatus(std::string& out, uint64_t store_rv, const watch::Reflector& reflector) {
+  out += R"(,"rv":)";
+  appendJsonString(out, std::to_string(store_rv));
+  out += R"(,"relists":)";
+  out += std::to_string(reflector.stats().upstream_relists_total.load());
+  out += R"(,"last_sync_rv":)";
+  appendJsonString(out, std::to_string(reflector.stats().last_sync_resource_version.load()));
+  out += "}";
+}
+
+// `with_bytes`: each value is [rv, sha256(json), sha256(list item form)] instead of rv.
+std::string dumpLine(const cache::ThreadSafeStore& store, const watch::Reflector& reflector, bool with_bytes) {
   cache::SnapshotConstSharedPtr snapshot = store.snapshot();
-  std::string out = R"({"dump":{)";
+  std::string out = with_bytes ? R"({"objects":{)" : R"({"dump":{)";
   bool first = true;
+  std::string item;
   snapshot->forEach([&](const cache::ObjectConstSharedPtr& object) {
     if (!first) out += ',';
     first = false;
     appendJsonString(out, object->key());
     out += ':';
+    if (!with_bytes) {
+      appendJsonString(out, std::to_string(object->resourceVersion()));
+      return true;
+    }
+    item.clear();
+    object->appendWithoutTypeMeta(item);
+    out += '[';
     appendJsonString(out, std::to_string(object->resourceVersion()));
+    out += ',';
+    appendJsonString(out, sha256Hex(object->json()));
+    out += ',';
+    appendJsonString(out, sha256Hex(item));
+    out += ']';
     return true;
   });
-  out += R"(},"rv":)";
-  appendJsonString(out, std::to_string(snapshot->resourceVersion()));
-  out += R"(,"relists":)";
-  out += std::to_string(reflector.stats().upstream_relists_total.load());
-  out += "}";
+  out += '}';
+  appendStatus(out, snapshot->resourceVersion(), reflector);
+  return out;
+}
+
+std::string historyLine(const cache::ThreadSafeStore& store, const watch::Reflector& reflector, std::string_view after) {
+  const uint64_t store_rv = store.currentRV();
+  std::string out = "{";
+  auto rv = cache::parseObjectResourceVersion(after);
+  auto cursor = rv ? store.watchCursor(*rv) : cache::Result<cache::HistoryCursor>(cache::fail(cache::Reason::BadRequest, "bad RV"));
+  std::vector<cache::WatchEvent> events;
+  while (cursor) {
+    const size_t before = events.size();
+    if (auto read = store.readEvents(*cursor, 4096, events); !read) {
+      cursor = cache::Unexpected{read.error()};
+      break;
+    }
+    if (events.size() == before) break;
+  }
+  if (!cursor) {
+    out += R"("error":)";
+    appendJsonString(out, cursor.error().message);
+  } else {
+    out += R"("history":[)";
+    for (size_t i = 0; i < events.size(); ++i) {
+      const cache::WatchEvent& event = events[i];
+      if (i) out += ',';
+      out += '[';
+      appendJsonString(out, cache::wireName(event.type));
+      out += ',';
+      appendJsonString(out, event.object->key());
+      out += ',';
+      appendJsonString(out, std::to_string(event.resource_version));
+      out += ',';
+      appendJsonString(out, sha256Hex(event.object->json()));
+      out += ']';
+    }
+    out += ']';
+  }
+  appendStatus(out, store_rv, reflector);
   return out;
 }
 
@@ -144,7 +234,9 @@ int main(int argc, char** argv) {
   parser_options.kind = args.kind;
   parser_options.api_version = args.api_version;
   cache::ObjectMetaParser parser(parser_options);
-  cache::ThreadSafeStore store(cache::StoreOptions{}, cache::RealClock::instance());
+  cache::StoreOptions store_options;
+  store_options.history.max_age = args.history_max_age;
+  cache::ThreadSafeStore store(std::move(store_options), cache::RealClock::instance());
   watch::StoreAdapter adapter(store, parser);
 
   proxy::upstream::HttpListerWatcher lister_watcher(parseUpstream(args.upstream), args.path);
@@ -180,7 +272,9 @@ int main(int argc, char** argv) {
 
   std::string line;
   while (std::getline(std::cin, line)) {
-    if (line == "dump") println(dumpLine(store, reflector));
+    if (line == "dump") println(dumpLine(store, reflector, false));
+    else if (line == "dump-bytes") println(dumpLine(store, reflector, true));
+    else if (line.rfind("history ", 0) == 0) println(historyLine(store, reflector, std::string_view(line).substr(8)));
     else if (!line.empty()) std::cerr << "informer-check: unknown command " << line << "\n";
   }
   announcer.request_stop();
