@@ -10,7 +10,14 @@
 //   kube_cache_proxy_open_connections                                  gauge (downstream)
 //   kube_cache_proxy_open_streams                                      gauge (watches, chunked
 //       responses without a length, upgraded connections)
+//   kube_cache_proxy_cached_watchers{resource}                         gauge: watches served
+//       from the cache
+//   kube_cache_proxy_cached_watch_events_sent_total{resource}          counter: events and
+//       bookmarks written to cached watches
+//   kube_cache_proxy_cached_watchers_terminated_slow_total{resource}   counter: cached watches
+//       closed because their client did not keep up
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,6 +38,11 @@ class ProxyMetrics {
   void connectionClosed();
   void streamOpened();
   void streamClosed();
+  // Cached watches; `resource` is the display name ("pods", "deployments.apps").
+  void cachedWatchOpened(std::string_view resource);
+  void cachedWatchClosed(std::string_view resource);
+  void cachedWatchEventsSent(std::string_view resource, uint64_t events);
+  void cachedWatchTerminatedSlow(std::string_view resource);
 
   std::string renderText() const;
 
