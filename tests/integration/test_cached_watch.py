@@ -211,13 +211,14 @@ class CachedWatchTest(unittest.TestCase):
         self.addCleanup(py.stop)
         node.wait_event(lambda e: e.get("event") == "started")
         py.wait_event(lambda e: e.get("event") == "listed")
-        clients.ensure_namespace(self.upstream, "churn")
-        clients.random_changes(self.upstream, "churn", 150, seed=4)
+        for ns in ("churn-1", "churn-2", "churn-3"):
+            clients.ensure_namespace(self.upstream, ns)
+        clients.random_changes(self.upstream, "churn-1", 150, seed=4)
         post(self.upstream, "/control/drop-watches")
-        clients.random_changes(self.upstream, "churn", 150, seed=5)
+        clients.random_changes(self.upstream, "churn-2", 150, seed=5)
         post(self.upstream, "/control/compact")
         post(self.upstream, "/control/drop-watches")
-        clients.random_changes(self.upstream, "churn", 150, seed=6)
+        clients.random_changes(self.upstream, "churn-3", 150, seed=6)
         clients.wait_equal(node, self.upstream, timeout=60)
         clients.wait_equal(py, self.upstream, timeout=60)
 
