@@ -80,13 +80,22 @@ struct Waker {
   std::mutex mu;
   bool armed = true;
   asio::any_io_executor executor;
+  // Owned by the coroutine's frame: alive means the coroutine (and its stream) are.
   std::weak_ptr<asio::steady_timer> timer;
+  TcpStream* stream = nullptr;
+  std::weak_ptr<watch::CacheWatcher> watcher;
 
   void wake() {
     std::lock_guard lock(mu);
     if (!armed) return;
-    asio::post(executor, [t = timer] {
-      if (auto timer = t.lock()) timer->cancel();
+    asio::post(executor, [t = timer, s = stream, w = watcher] {
+      auto timer = t.lock();
+      if (!timer) return;
+      timer->cancel();
+      // A watcher closed for being slow is usually stuck in a write to a client that
+      // does not read: abort it, so its socket buffers and queue are freed now (W6).
+      auto watcher = w.lock();
+      if (watcher && watcher->closeReason() == watch::CacheWatcher::CloseReason::TooSlow) s->cancel();
     });
   }
   void disarm() {
@@ -167,6 +176,8 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
   WakerGuard waker_guard{waker};
   auto watcher = std::make_shared<watch::CacheWatcher>(
       plan.filter, watch::CacheWatcherOptions{options.watch_queue_capacity, plan.allow_bookmarks});
+  waker->stream = &req.stream;
+  waker->watcher = watcher;
   watcher->setWakeCallback([waker] { waker->wake(); });
 
   // Register first, then read the snapshot or history: the dispatcher guarantees that
