@@ -43,6 +43,7 @@ struct ProxyMetrics::Impl {
           .Name("kube_cache_proxy_cached_watchers_terminated_slow_total")
           .Help("Cached watches closed because their client did not keep up.")
           .Register(registry);
+  MetricsCollector collector;
 };
 
 namespace {
@@ -90,10 +91,27 @@ void ProxyMetrics::cachedWatchEventsSent(std::string_view resource, uint64_t eve
 void ProxyMetrics::cachedWatchTerminatedSlow(std::string_view resource) {
   impl_->cached_watch_slow.Add({{"resource", std::string(resource)}}).Increment();
 }
+void ProxyMetrics::setCollector(MetricsCollector collector) { impl_->collector = std::move(collector); }
 
 std::string ProxyMetrics::renderText() const {
+  std::vector<prometheus::MetricFamily> families = impl_->registry.Collect();
+  if (impl_->collector) {
+    for (CollectedFamily& collected : impl_->collector()) {
+      prometheus::MetricFamily family;
+      family.name = std::move(collected.name);
+      family.help = std::move(collected.help);
+      family.type = collected.counter ? prometheus::MetricType::Counter : prometheus::MetricType::Gauge;
+      for (CollectedFamily::Sample& sample : collected.samples) {
+        prometheus::ClientMetric metric;
+        for (auto& [name, value] : sample.labels) metric.label.push_back({std::move(name), std::move(value)});
+        (collected.counter ? metric.counter.value : metric.gauge.value) = sample.value;
+        family.metric.push_back(std::move(metric));
+      }
+      families.push_back(std::move(family));
+    }
+  }
   std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, impl_->registry.Collect());
+  prometheus::TextSerializer().Serialize(out, families);
   return out.str();
 }
 
