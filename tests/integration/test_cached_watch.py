@@ -230,8 +230,10 @@ class CachedWatchTest(unittest.TestCase):
         path = "/api/v1/pods?watch=1&resourceVersion=" + rv
         stalled = []
         for _ in range(50):
-            sock = socket.create_connection(("127.0.0.1", slow_proxy.port))
+            # A small receive buffer set before connecting keeps the advertised window small.
+            sock = socket.socket()
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", slow_proxy.port))
             sock.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
             stalled.append(sock)
             self.addCleanup(sock.close)
@@ -252,6 +254,19 @@ class CachedWatchTest(unittest.TestCase):
         # Bounded: the 6 MB of events are shared; each stalled watcher holds at most its
         # queue of pointers and one chunk in flight.
         self.assertLess(harness.rss_kib(slow_proxy.pid) - rss_before, 64 * 1024)
+
+    def test_kube_cache_proxy_with_cache_flag_serves_watches_from_one_upstream_watch(self):
+        proxy = self.processes.proxy(self.upstream, "--cache", "pods,configmaps", "--cache-on-demand=false")
+        harness.wait_for(lambda: harness.http_get(proxy.host, proxy.port, "/readyz")[0] == 200, timeout=20,
+                         message="the proxy's caches synced")
+        rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
+        watches = [self.watch(proxy.port, "/api/v1/pods?watch=1&resourceVersion=" + rv) for _ in range(50)]
+        create_pod(self.upstream, "b", "via-binary")
+        for s in watches:
+            s.wait(lambda ev: len(ev) >= 1, timeout=20)
+            self.assertEqual(s.snapshot()[0]["object"]["metadata"]["name"], "via-binary")
+        # This test's cached-watch-server and the proxy: one pod watch each.
+        self.assertEqual(counters(self.upstream)["openWatches"].get("pods"), 2)
 
     def test_stop_ends_cached_watches_with_the_terminating_chunk(self):
         s = self.watch(self.proxy.port, "/api/v1/pods?watch=1")
