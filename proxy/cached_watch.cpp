@@ -1,12 +1,431 @@
-// WATCH answered from the cache's event history and dispatcher (issue #6).
+// WATCH answered from the cache's event history and dispatcher (issue #6, contract
+// W1-W11; docs/design/watch.md). The request is planned by plain code (watch_request.h);
+// this file only streams: head, initial state or history replay, then the watcher's
+// queue until the deadline, the client leaves, the watcher is closed, or the server stops.
+#include <mutex>
+#include <random>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/write.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include "proxy/cache_serving.h"
+#include "proxy/proxy_metrics.h"
+#include "proxy/watch_request.h"
+#include "watch/cache_watcher.h"
+#include "watch/cached_resource.h"
+#include "watch/event_encoder.h"
+#include "watch/watch_dispatcher.h"
 
 namespace proxy::io {
+namespace {
+
+using asio::redirect_error;
+using asio::use_awaitable;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kReplayBatch = 256;
+constexpr size_t kFlushBytes = 64 * 1024;
+constexpr auto kPreDeadlineBookmark = std::chrono::seconds(2);  // W7
+constexpr auto kTooLargeWait = std::chrono::seconds(3);         // R7 blockTimeout
+
+double randomUnit() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+}
+
+// The chunked body of one watch response: frames are gathered (shared ones are not
+// copied) and written as one chunk, so a batch of events is one write.
+class ChunkWriter {
+ public:
+  ChunkWriter(TcpStream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
+
+  void add(watch::FrameConstSharedPtr frame) {
+    bytes_ += frame->size();
+    pieces_.push_back(std::move(frame));
+  }
+  void add(std::string&& frame) { add(std::make_shared<const std::string>(std::move(frame))); }
+  size_t bytes() const { return bytes_; }
+  bool empty() const { return pieces_.empty(); }
+
+  // Throws when the client cannot be written to.
+  asio::awaitable<void> flush() {
+    if (pieces_.empty()) co_return;
+    const std::string size_line = fmt::format("{:x}\r\n", bytes_);
+    std::vector<asio::const_buffer> buffers;
+    buffers.reserve(pieces_.size() + 2);
+    buffers.push_back(asio::buffer(size_line));
+    for (const auto& p : pieces_) buffers.push_back(asio::buffer(*p));
+    buffers.push_back(asio::buffer("\r\n", 2));
+    stream_.expires_after(timeout_);
+    co_await asio::async_write(stream_, buffers, use_awaitable);
+    stream_.expires_never();
+    pieces_.clear();
+    bytes_ = 0;
+  }
+
+ private:
+  TcpStream& stream_;
+  std::chrono::milliseconds timeout_;
+  std::vector<watch::FrameConstSharedPtr> pieces_;
+  size_t bytes_ = 0;
+};
+
+// Wakes the stream's coroutine from the dispatcher's thread. Disarmed before the
+// coroutine's io_context can go away, so a late dispatch never posts into it.
+struct Waker {
+  std::mutex mu;
+  bool armed = true;
+  // Owned by the coroutine's frame: alive means the coroutine (and its stream) are.
+  std::weak_ptr<asio::steady_timer> timer;
+  TcpStream* stream = nullptr;
+  std::weak_ptr<watch::CacheWatcher> watcher;
+
+  // On the io thread.
+  void run() {
+    auto t = timer.lock();
+    if (!t) return;
+    t->cancel();
+    // A watcher closed for being slow is usually stuck in a write to a client that does
+    // not read: abort it, so its socket buffers and queue are freed now (W6).
+    auto w = watcher.lock();
+    if (w && w->closeReason() == watch::CacheWatcher::CloseReason::TooSlow) stream->cancel();
+  }
+};
+
+// One per io thread: the wake-ups of one dispatch (one event to thousands of watchers)
+// become one post to the event loop instead of one each, which saves an eventfd write
+// and a handler allocation per watcher.
+class WakeHub : public std::enable_shared_from_this<WakeHub> {
+ public:
+  explicit WakeHub(asio::any_io_executor executor) : executor_(std::move(executor)) {}
+
+  // The hub of the calling io thread.
+  static std::shared_ptr<WakeHub> forThisThread(const asio::any_io_executor& executor) {
+    thread_local std::shared_ptr<WakeHub> hub;
+    if (!hub) hub = std::make_shared<WakeHub>(executor);
+    return hub;
+  }
+
+  void wake(std::shared_ptr<Waker> waker) {
+    std::lock_guard lock(mu_);
+    pending_.push_back(std::move(waker));
+    if (posted_) return;
+    posted_ = true;
+    asio::post(executor_, [self = shared_from_this()] { self->run(); });
+  }
+
+ private:
+  void run() {
+    std::vector<std::shared_ptr<Waker>> ready;
+    {
+      std::lock_guard lock(mu_);
+      ready.swap(pending_);
+      posted_ = false;
+    }
+    for (auto& waker : ready) waker->run();
+  }
+
+  asio::any_io_executor executor_;
+  std::mutex mu_;
+  bool posted_ = false;
+  std::vector<std::shared_ptr<Waker>> pending_;
+};
+
+// The callback the dispatcher calls: queues `waker` on its io thread's hub unless the
+// stream is over.
+void wakeStream(const std::shared_ptr<Waker>& waker, const std::shared_ptr<WakeHub>& hub) {
+  std::lock_guard lock(waker->mu);
+  if (waker->armed) hub->wake(waker);
+}
+
+struct WakerGuard {
+  std::shared_ptr<Waker> waker;
+  void disarm() {
+    std::lock_guard lock(waker->mu);
+    waker->armed = false;
+  }
+  ~WakerGuard() { disarm(); }
+};
+
+// Watches the client socket while the stream runs: a client sends nothing while it
+// waits, so EOF or an error means it left (as Go's net/http cancels the request).
+struct ClientWatch {
+  bool gone = false;
+  bool finished = false;
+  std::shared_ptr<asio::steady_timer> done;
+};
+
+asio::awaitable<void> watchClient(TcpStream& stream, beast::flat_buffer& buffer, std::shared_ptr<ClientWatch> watch,
+                                  std::weak_ptr<asio::steady_timer> wake_timer) {
+  error_code ec;
+  const size_t n = co_await stream.socket().async_read_some(buffer.prepare(4096), redirect_error(use_awaitable, ec));
+  buffer.commit(n);
+  if (ec && ec != asio::error::operation_aborted) {
+    watch->gone = true;
+    if (auto timer = wake_timer.lock()) timer->cancel();
+  }
+}
+
+std::string watchResponseHead(bool keep_alive) {
+  // W2: exactly the apiserver's JSON watch content type, chunked, never compressed.
+  const HeaderList headers = {{"Cache-Control", "no-cache, private"}, {"Content-Type", "application/json"}};
+  return formatResponseHead(200, "", headers, BodyFraming::Chunked, 0, keep_alive);
+}
+
+// The frame `event` becomes for this watch, or "" when it sends nothing (W10).
+std::string replayFrame(const watch::WatchFilter& filter, const cache::WatchEvent& event) {
+  const auto delivery = filter.convert(event);
+  if (!delivery) return {};
+  if (delivery->source == watch::DeliverySource::PreviousAtEvent) {
+    return watch::encodeEvent(delivery->type, event.prev_object->withResourceVersion(event.resource_version)->json());
+  }
+  return watch::encodeEvent(delivery->type, event.object->json());
+}
+
+asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext& ctx,
+                                            std::shared_ptr<watch::CachedResource> cached, WatchPlan plan) {
+  const ServerOptions& options = ctx.options;
+  SessionControl& control = ctx.control;
+  const std::string resource_name = cached->resource().displayName();
+  const watch::BookmarkEncoder bookmarks(cached->resource());
+  watch::WatchDispatcher& dispatcher = cached->dispatcher();
+  const cache::ThreadSafeStore& store = cached->store();
+  const auto started = Clock::now();
+  const auto deadline = started + plan.lifetime;
+  const bool keep = req.keep_alive && req.parser.is_done();
+  ChunkWriter out(req.stream, options.write_timeout);
+
+  // W9 at RV=N: the cache must reach N first (bounded), else one ERROR event (W5).
+  if (plan.wait_for_rv && store.currentRV() < *plan.wait_for_rv) {
+    if (!co_await awaitResourceVersion(store, *plan.wait_for_rv, Clock::now() + kTooLargeWait)) {
+      co_await writeDownstream(req.stream, watchResponseHead(keep), options.write_timeout);
+      out.add(watch::encodeErrorEvent(tooLargeResourceVersionStatus(*plan.wait_for_rv, store.currentRV())));
+      co_await out.flush();
+      co_await writeDownstream(req.stream, "0\r\n\r\n", options.write_timeout);
+      co_return ForwardOutcome{200, keep, true};
+    }
+  }
+
+  auto executor = co_await asio::this_coro::executor;
+  auto wake_timer = std::make_shared<asio::steady_timer>(executor);
+  auto waker = std::make_shared<Waker>();
+  waker->timer = wake_timer;
+  WakerGuard waker_guard{waker};
+  auto watcher = std::make_shared<watch::CacheWatcher>(
+      plan.filter, watch::CacheWatcherOptions{options.watch_queue_capacity, plan.allow_bookmarks});
+  waker->stream = &req.stream;
+  waker->watcher = watcher;
+  watcher->setWakeCallback([waker, hub = WakeHub::forThisThread(executor)] { wakeStream(waker, hub); });
+
+  // Register first, then read the snapshot or history: the dispatcher guarantees that
+  // the two meet without a gap or an overlap.
+  watch::WatchDispatcher::RegistrationPtr registration;
+  cache::SnapshotConstSharedPtr snapshot;
+  std::optional<cache::HistoryCursor> cursor;
+  uint64_t replay_through = 0;
+  uint64_t last_rv = 0;
+  switch (plan.start) {
+    case WatchPlan::Start::Snapshot: {
+      auto start = dispatcher.registerWithSnapshot(watcher);
+      registration = std::move(start.registration);
+      snapshot = std::move(start.snapshot);
+      last_rv = snapshot->resourceVersion();
+      break;
+    }
+    case WatchPlan::Start::Resume: {
+      auto start = dispatcher.registerAfter(watcher, plan.from_rv);
+      registration = std::move(start.registration);
+      replay_through = start.replay_through;
+      last_rv = plan.from_rv;
+      if (plan.from_rv < replay_through) {
+        auto c = store.watchCursor(plan.from_rv);
+        if (!c) {
+          // W5: too old -> 200 with one ERROR event, then close.
+          co_await writeDownstream(req.stream, watchResponseHead(keep), options.write_timeout);
+          out.add(watch::encodeErrorEvent(expiredStatus(c.error().message)));
+          co_await out.flush();
+          co_await writeDownstream(req.stream, "0\r\n\r\n", options.write_timeout);
+          co_return ForwardOutcome{200, keep, true};
+        }
+        cursor = *c;
+      }
+      break;
+    }
+    case WatchPlan::Start::Now: {
+      const uint64_t now_rv = store.currentRV();
+      auto start = dispatcher.registerAfter(watcher, now_rv);
+      registration = std::move(start.registration);
+      last_rv = std::max(now_rv, start.replay_through);
+      break;
+    }
+  }
+
+  ctx.metrics.streamOpened();
+  ctx.metrics.cachedWatchOpened(resource_name);
+  control.streaming = true;
+  control.interrupt = [t = std::weak_ptr<asio::steady_timer>(wake_timer)] {
+    if (auto timer = t.lock()) timer->cancel();
+  };
+  auto client = std::make_shared<ClientWatch>();
+  client->done = std::make_shared<asio::steady_timer>(executor, Clock::time_point::max());
+  bool client_watch_started = false;
+  uint64_t events_sent = 0;
+  std::exception_ptr failure;
+  try {
+    // W2: headers go out at once, before any event.
+    co_await writeDownstream(req.stream, watchResponseHead(keep), options.write_timeout);
+    asio::co_spawn(executor, watchClient(req.stream, req.buffer, client, wake_timer), [client](std::exception_ptr) {
+      client->finished = true;
+      client->done->cancel();
+    });
+    client_watch_started = true;
+
+    if (snapshot) {
+      // W4/W9: the current state as ADDED events in key order, each at its own RV.
+      cache::ListRequest list;
+      list.namespace_name = plan.filter.namespaceScope();
+      list.predicate = [&plan](const cache::Object& o) { return plan.filter.matches(o); };
+      for (const auto& object : snapshot->list(list).items) {
+        out.add(watch::encodeEvent(cache::EventType::Added, object->json()));
+        ++events_sent;
+        if (out.bytes() >= kFlushBytes) co_await out.flush();
+      }
+      if (plan.initial_events_end) {
+        out.add(bookmarks.frame(last_rv, true));
+        ++events_sent;
+      }
+      co_await out.flush();
+      snapshot.reset();
+    } else if (cursor) {
+      // W4 RV=N: the history after N up to where live delivery starts.
+      std::vector<cache::WatchEvent> events;
+      bool done = false;
+      while (!done) {
+        events.clear();
+        if (!store.readEvents(*cursor, kReplayBatch, events)) {
+          // Evicted while we read: end silently (W6); the client resumes and learns 410.
+          watcher->close(watch::CacheWatcher::CloseReason::Stopped);
+          break;
+        }
+        if (events.empty()) break;
+        for (const auto& event : events) {
+          if (event.resource_version > replay_through) {
+            done = true;
+            break;
+          }
+          std::string frame = replayFrame(plan.filter, event);
+          if (frame.empty()) continue;
+          out.add(std::move(frame));
+          last_rv = event.resource_version;
+          ++events_sent;
+        }
+        // A batch may end between events sharing an RV; that is harmless here because
+        // the stream never ends during replay except when the client fails.
+        co_await out.flush();
+      }
+    }
+
+    std::vector<watch::QueuedFrame> batch;
+    auto next_bookmark = started + options.watch_bookmark_interval;
+    bool pre_deadline_sent = false;
+    while (!control.stopping && !client->gone) {
+      const auto now = Clock::now();
+      if (now >= deadline) break;
+      const bool pre_deadline = !pre_deadline_sent && now + kPreDeadlineBookmark >= deadline;
+      const bool bookmark_due = plan.allow_bookmarks && (now >= next_bookmark || pre_deadline);
+      // Read before draining: every event at or below it is already queued (W7, W11).
+      const uint64_t bookmark_rv = bookmark_due ? dispatcher.lastRV() : 0;
+      batch.clear();
+      watcher->takeAll(batch);
+      for (auto& item : batch) {
+        if (item.bookmark()) {
+          if (item.resource_version > last_rv) {
+            out.add(bookmarks.frame(item.resource_version));
+            last_rv = item.resource_version;
+            ++events_sent;
+          }
+          continue;
+        }
+        out.add(std::move(item.frame));
+        last_rv = item.resource_version;
+        ++events_sent;
+      }
+      if (bookmark_due) {
+        if (pre_deadline) pre_deadline_sent = true;
+        next_bookmark = now + options.watch_bookmark_interval;
+        if (bookmark_rv > last_rv) {
+          out.add(bookmarks.frame(bookmark_rv));
+          last_rv = bookmark_rv;
+          ++events_sent;
+        }
+      }
+      if (!out.empty()) {
+        co_await out.flush();
+        continue;
+      }
+      if (watcher->closeReason() != watch::CacheWatcher::CloseReason::Open) break;
+      auto wake_at = deadline;
+      if (plan.allow_bookmarks) {
+        wake_at = std::min(wake_at, next_bookmark);
+        if (!pre_deadline_sent) wake_at = std::min(wake_at, deadline - kPreDeadlineBookmark);
+      }
+      wake_timer->expires_at(wake_at);
+      error_code ec;
+      co_await wake_timer->async_wait(redirect_error(use_awaitable, ec));
+    }
+    if (!client->gone) co_await writeDownstream(req.stream, "0\r\n\r\n", options.write_timeout);
+  } catch (...) {
+    failure = std::current_exception();  // co_await is not allowed inside a handler
+  }
+  waker_guard.disarm();
+  registration.reset();
+  if (watcher->closeReason() == watch::CacheWatcher::CloseReason::TooSlow) {
+    ctx.metrics.cachedWatchTerminatedSlow(resource_name);
+    spdlog::info("closed a watch of {} from {}: client too slow", resource_name, req.client_ip);
+  }
+  ctx.metrics.cachedWatchEventsSent(resource_name, events_sent);
+  ctx.metrics.cachedWatchClosed(resource_name);
+  ctx.metrics.streamClosed();
+  if (client_watch_started && !client->finished) {
+    // The client watch reads the socket and the session's buffer: it must be over before
+    // this frame (and maybe the session) goes away.
+    error_code ignored;
+    req.stream.socket().cancel(ignored);
+    co_await client->done->async_wait(redirect_error(use_awaitable, ignored));
+  }
+  control.interrupt = nullptr;
+  control.streaming = false;
+  if (failure) std::rethrow_exception(failure);
+  co_return ForwardOutcome{200, keep && !client->gone && !control.stopping, true};
+}
+
+}  // namespace
 
 asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamRequest& req, CacheContext& ctx) {
-  (void)req;
-  (void)ctx;
-  co_return std::nullopt;
+  const RequestInfo& info = req.info;
+  // Served by the upstream: a named watch path (deprecated /watch/.../name form, W1),
+  // HTTP/1.0 (no chunked framing), a request with a body, or a Table /
+  // PartialObjectMetadata rendering (N3, N4).
+  if (info.parts.size() > 1 || req.http10 || !req.parser.is_done()) co_return std::nullopt;
+  if (!acceptsJsonWatch(findHeader(req.headers, "Accept"))) co_return std::nullopt;
+  auto cached = ctx.registry.find(info.api_group, info.api_version, info.resource, info.namespace_);
+  if (!cached || !cached->hasSynced()) co_return std::nullopt;
+  if (!cached->namespaceScope().empty() && cached->namespaceScope() != info.namespace_) co_return std::nullopt;
+
+  const size_t q = req.target.find('?');
+  const std::string_view query = q == std::string::npos ? std::string_view() : std::string_view(req.target).substr(q + 1);
+  auto planned = planWatch(query, info.namespace_, cached->resource(), ctx.options.watch_max_lifetime, randomUnit());
+  if (auto* answer = std::get_if<HttpAnswer>(&planned)) {
+    const bool keep = req.keep_alive;
+    co_await writeDownstream(req.stream, formatAnswer(*answer, keep), ctx.options.write_timeout);
+    co_return ForwardOutcome{answer->code, keep, false};
+  }
+  cached->markUsed();
+  co_return co_await streamWatch(req, ctx, std::move(cached), std::move(std::get<WatchPlan>(planned)));
 }
 
 }  // namespace proxy::io

@@ -315,6 +315,8 @@ void ProxyServer::stop(std::chrono::milliseconds drain) {
           session->stream.cancel();
         } else if (session->control.streaming && session->control.active) {
           session->control.active->close();
+        } else if (session->control.streaming && session->control.interrupt) {
+          session->control.interrupt();
         }
       }
       w->pool.closeAll();

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -140,6 +141,9 @@ struct SessionControl {
   bool stopping = false;
   bool streaming = false;  // a long-running response or an upgraded connection
   UpstreamConnectionPtr active;
+  // A stream served by the proxy itself (a cached watch) has no upstream connection to
+  // close: stop() calls this instead, on the session's io thread.
+  std::function<void()> interrupt;
 };
 
 // An HTTP/1.1 message parser that keeps the head as plain strings and copies

@@ -31,6 +31,19 @@ struct ProxyMetrics::Impl {
                                          .Help("Open long-running responses: watches, unbounded streams, upgrades.")
                                          .Register(registry)
                                          .Add({});
+  prometheus::Family<prometheus::Gauge>& cached_watchers =
+      prometheus::BuildGauge().Name("kube_cache_proxy_cached_watchers").Help("Open watches served from the cache.").Register(registry);
+  prometheus::Family<prometheus::Counter>& cached_watch_events =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_cached_watch_events_sent_total")
+          .Help("Events and bookmarks written to watches served from the cache.")
+          .Register(registry);
+  prometheus::Family<prometheus::Counter>& cached_watch_slow =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_cached_watchers_terminated_slow_total")
+          .Help("Cached watches closed because their client did not keep up.")
+          .Register(registry);
+  MetricsCollector collector;
 };
 
 namespace {
@@ -66,9 +79,39 @@ void ProxyMetrics::connectionClosed() { impl_->open_connections.Decrement(); }
 void ProxyMetrics::streamOpened() { impl_->open_streams.Increment(); }
 void ProxyMetrics::streamClosed() { impl_->open_streams.Decrement(); }
 
+void ProxyMetrics::cachedWatchOpened(std::string_view resource) {
+  impl_->cached_watchers.Add({{"resource", std::string(resource)}}).Increment();
+}
+void ProxyMetrics::cachedWatchClosed(std::string_view resource) {
+  impl_->cached_watchers.Add({{"resource", std::string(resource)}}).Decrement();
+}
+void ProxyMetrics::cachedWatchEventsSent(std::string_view resource, uint64_t events) {
+  if (events > 0) impl_->cached_watch_events.Add({{"resource", std::string(resource)}}).Increment(static_cast<double>(events));
+}
+void ProxyMetrics::cachedWatchTerminatedSlow(std::string_view resource) {
+  impl_->cached_watch_slow.Add({{"resource", std::string(resource)}}).Increment();
+}
+void ProxyMetrics::setCollector(MetricsCollector collector) { impl_->collector = std::move(collector); }
+
 std::string ProxyMetrics::renderText() const {
+  std::vector<prometheus::MetricFamily> families = impl_->registry.Collect();
+  if (impl_->collector) {
+    for (CollectedFamily& collected : impl_->collector()) {
+      prometheus::MetricFamily family;
+      family.name = std::move(collected.name);
+      family.help = std::move(collected.help);
+      family.type = collected.counter ? prometheus::MetricType::Counter : prometheus::MetricType::Gauge;
+      for (CollectedFamily::Sample& sample : collected.samples) {
+        prometheus::ClientMetric metric;
+        for (auto& [name, value] : sample.labels) metric.label.push_back({std::move(name), std::move(value)});
+        (collected.counter ? metric.counter.value : metric.gauge.value) = sample.value;
+        family.metric.push_back(std::move(metric));
+      }
+      families.push_back(std::move(family));
+    }
+  }
   std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, impl_->registry.Collect());
+  prometheus::TextSerializer().Serialize(out, families);
   return out.str();
 }
 

@@ -36,6 +36,14 @@ struct ServerOptions {
   // Idle keep-alive connections kept to the upstream for reuse.
   size_t max_idle_upstream_connections = 64;
   std::chrono::milliseconds upstream_idle_timeout{90000};
+
+  // Watches served from the cache (W7, W8): bookmark period for clients that allow
+  // bookmarks (the apiserver's defaultBookmarkFrequency), the longest lifetime (a watch
+  // without timeoutSeconds lives a random time in [max/2, max), the apiserver's
+  // [1800 s, 3600 s)), and the events a watcher may fall behind before it is closed.
+  std::chrono::milliseconds watch_bookmark_interval{60000};
+  std::chrono::milliseconds watch_max_lifetime{3600000};
+  size_t watch_queue_capacity = 1000;
 };
 
 }  // namespace proxy

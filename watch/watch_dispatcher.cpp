@@ -1,11 +1,207 @@
 #include "watch/watch_dispatcher.h"
 
-namespace watch {
+#include <algorithm>
+#include <array>
+#include <vector>
 
-WatchDispatcher::WatchDispatcher(const cache::ThreadSafeStore& store) : store_(store) {}
+namespace watch {
+namespace {
+
+std::string_view nodeOf(const cache::ObjectConstSharedPtr& object) {
+  if (!object) return {};
+  return cache::lookup(object->meta().fields, "spec.nodeName").value_or("");
+}
+
+// The frames one event may be sent as, built on first use and shared by all watchers.
+class EventFrames {
+ public:
+  explicit EventFrames(const cache::WatchEvent& event) : event_(event) {}
+
+  const FrameConstSharedPtr& get(const Delivery& d, uint64_t& encoded) {
+    size_t slot = 0;
+    if (d.source == DeliverySource::PreviousAtEvent) {
+      slot = 3;
+    } else if (d.type == cache::EventType::Modified) {
+      slot = 1;
+    } else if (d.type == cache::EventType::Deleted) {
+      slot = 2;
+    }
+    FrameConstSharedPtr& frame = frames_[slot];
+    if (!frame) {
+      ++encoded;
+      if (slot == 3) {
+        // Leaving the selection: the previous content at this change's RV (W10).
+        frame = encodeSharedEvent(d.type, event_.prev_object->withResourceVersion(event_.resource_version)->json());
+      } else {
+        frame = encodeSharedEvent(d.type, event_.object->json());
+      }
+    }
+    return frame;
+  }
+
+ private:
+  const cache::WatchEvent& event_;
+  std::array<FrameConstSharedPtr, 4> frames_;
+};
+
+}  // namespace
+
+WatchDispatcher::WatchDispatcher(const cache::ThreadSafeStore& store) : store_(store) {
+  last_rv_.store(store.currentRV(), std::memory_order_release);
+}
+
 WatchDispatcher::~WatchDispatcher() = default;
 
-void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) { (void)events; }
-void WatchDispatcher::onBookmark(uint64_t rv) { (void)rv; }
+size_t WatchDispatcher::watcherCount() const {
+  std::lock_guard lock(mu_);
+  return owners_.size();
+}
+
+WatchDispatcher::Bucket* WatchDispatcher::bucketLocked(const IndexKey& key, bool create) {
+  std::unordered_map<std::string, Bucket>* index = nullptr;
+  switch (key.kind) {
+    case IndexKey::Kind::All: return &all_;
+    case IndexKey::Kind::Namespace: index = &by_namespace_; break;
+    case IndexKey::Kind::NodeName: index = &by_node_; break;
+    case IndexKey::Kind::Name: index = &by_name_; break;
+  }
+  if (create) return &(*index)[key.value];
+  auto it = index->find(key.value);
+  return it == index->end() ? nullptr : &it->second;
+}
+
+void WatchDispatcher::addLocked(std::shared_ptr<CacheWatcher> watcher) {
+  bucketLocked(watcher->filter().indexKey(), true)->insert(watcher.get());
+  owners_.emplace(watcher.get(), std::move(watcher));
+  stats_.watchers.store(owners_.size(), std::memory_order_relaxed);
+}
+
+void WatchDispatcher::removeLocked(CacheWatcher* watcher) {
+  auto owner = owners_.find(watcher);
+  if (owner == owners_.end()) return;
+  const IndexKey key = watcher->filter().indexKey();
+  if (Bucket* bucket = bucketLocked(key, false)) {
+    bucket->erase(watcher);
+    if (bucket->empty() && key.kind != IndexKey::Kind::All) {
+      auto& index = key.kind == IndexKey::Kind::Namespace ? by_namespace_
+                    : key.kind == IndexKey::Kind::NodeName ? by_node_
+                                                           : by_name_;
+      index.erase(key.value);
+    }
+  }
+  owners_.erase(owner);
+  stats_.watchers.store(owners_.size(), std::memory_order_relaxed);
+}
+
+void WatchDispatcher::remove(CacheWatcher* watcher) {
+  std::lock_guard lock(mu_);
+  removeLocked(watcher);
+}
+
+WatchDispatcher::SnapshotStart WatchDispatcher::registerWithSnapshot(std::shared_ptr<CacheWatcher> watcher) {
+  SnapshotStart start;
+  start.registration = std::make_unique<Registration>(*this, watcher);
+  std::lock_guard lock(mu_);
+  // Under our lock no dispatch runs, so every event the snapshot lacks is still to come.
+  // The snapshot may be ahead of dispatch (the store is written first): the events it
+  // already contains are skipped when they arrive.
+  start.snapshot = store_.snapshot();
+  watcher->skip_through = std::max(start.snapshot->resourceVersion(), last_rv_.load(std::memory_order_relaxed));
+  addLocked(std::move(watcher));
+  return start;
+}
+
+WatchDispatcher::ResumeStart WatchDispatcher::registerAfter(std::shared_ptr<CacheWatcher> watcher, uint64_t rv) {
+  ResumeStart start;
+  start.registration = std::make_unique<Registration>(*this, watcher);
+  std::lock_guard lock(mu_);
+  start.replay_through = last_rv_.load(std::memory_order_relaxed);
+  watcher->skip_through = std::max(rv, start.replay_through);
+  addLocked(std::move(watcher));
+  return start;
+}
+
+void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) {
+  if (events.empty()) return;
+  std::vector<std::shared_ptr<CacheWatcher>> wake;
+  std::vector<std::shared_ptr<CacheWatcher>> slow;
+  {
+    std::lock_guard lock(mu_);
+    std::vector<CacheWatcher*> touched;
+    uint64_t encoded = 0;
+    uint64_t visited = 0;
+    uint64_t max_rv = last_rv_.load(std::memory_order_relaxed);
+    for (const cache::WatchEvent& event : events) {
+      max_rv = std::max(max_rv, event.resource_version);
+      if (owners_.empty() || !event.object) continue;
+      EventFrames frames(event);
+      auto visit = [&](const Bucket* bucket) {
+        if (bucket == nullptr) return;
+        visited += bucket->size();
+        for (CacheWatcher* w : *bucket) {
+          if (event.resource_version <= w->skip_through) continue;
+          const auto delivery = w->filter().convert(event);
+          if (!delivery) continue;
+          if (w->pending_.empty()) touched.push_back(w);
+          w->pending_.push_back(QueuedFrame{frames.get(*delivery, encoded), event.resource_version});
+        }
+      };
+      auto visitIndexed = [&](std::unordered_map<std::string, Bucket>& index, std::string_view a, std::string_view b) {
+        if (index.empty()) return;
+        auto it = index.find(std::string(a));
+        if (it != index.end()) visit(&it->second);
+        if (b != a) {
+          it = index.find(std::string(b));
+          if (it != index.end()) visit(&it->second);
+        }
+      };
+      const cache::ObjectMeta& meta = event.object->meta();
+      visit(&all_);
+      // An object keeps its namespace and name for life, so the new object's decide.
+      visitIndexed(by_namespace_, meta.namespace_name, meta.namespace_name);
+      visitIndexed(by_name_, meta.name, meta.name);
+      visitIndexed(by_node_, nodeOf(event.object), nodeOf(event.prev_object));
+    }
+    for (CacheWatcher* w : touched) {
+      const size_t n = w->pending_.size();
+      bool needs_wake = false;
+      if (w->pushGroup(w->pending_, needs_wake)) {
+        stats_.frames_queued_total.fetch_add(n, std::memory_order_relaxed);
+        if (needs_wake) wake.push_back(owners_.at(w));
+      } else {
+        w->pending_.clear();
+        slow.push_back(owners_.at(w));
+        removeLocked(w);
+      }
+    }
+    stats_.events_dispatched_total.fetch_add(events.size(), std::memory_order_relaxed);
+    stats_.frames_encoded_total.fetch_add(encoded, std::memory_order_relaxed);
+    stats_.candidates_visited_total.fetch_add(visited, std::memory_order_relaxed);
+    // Only now: everything at or below max_rv is queued (see registerAfter).
+    last_rv_.store(max_rv, std::memory_order_release);
+  }
+  // Outside the lock (pitfall 2): waking posts to an event loop, closing wakes too.
+  for (auto& w : wake) w->wake();
+  for (auto& w : slow) {
+    stats_.watchers_terminated_slow_total.fetch_add(1, std::memory_order_relaxed);
+    w->close(CacheWatcher::CloseReason::TooSlow);
+  }
+}
+
+void WatchDispatcher::onBookmark(uint64_t rv) {
+  std::vector<std::shared_ptr<CacheWatcher>> wake;
+  {
+    std::lock_guard lock(mu_);
+    if (rv <= last_rv_.load(std::memory_order_relaxed)) return;
+    for (auto& [w, owner] : owners_) {
+      if (!w->allowBookmarks() || rv <= w->skip_through) continue;
+      bool needs_wake = false;
+      w->pushBookmark(rv, needs_wake);
+      if (needs_wake) wake.push_back(owner);
+    }
+    last_rv_.store(rv, std::memory_order_release);
+  }
+  for (auto& w : wake) w->wake();
+}
 
 }  // namespace watch

@@ -3,15 +3,44 @@
 // (issue #6). The informer owns one per store and the reflector side feeds it after each
 // store write, outside the store's lock, in store order.
 //
+// - Encode once: each event is encoded at most once per delivery form (ADDED, MODIFIED,
+//   DELETED, DELETED-of-previous) and the bytes are shared by every watcher sending it.
+// - Indexed: a watcher requiring spec.nodeName=X, metadata.name=X or one namespace is only
+//   looked at for events whose object (new or previous) has that value, so per-node
+//   watchers cost O(interested) per event.
+// - Never blocks on a client: pushes are non-blocking; a watcher whose bounded queue is
+//   full is closed (counted) and its client resumes from its last RV.
+// - No gap, no duplicate: registration and dispatch share one lock, and lastRV() is
+//   advanced only after every event at or below it was queued, so a new watcher replays
+//   history up to the RV it registered at and receives everything after it live.
+//
 // Thread-safe.
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <span>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "cache/event_history.h"
+#include "cache/snapshot.h"
 #include "cache/thread_safe_store.h"
+#include "watch/cache_watcher.h"
 
 namespace watch {
+
+struct WatchDispatcherStats {
+  std::atomic<uint64_t> watchers{0};
+  std::atomic<uint64_t> events_dispatched_total{0};
+  // Watchers looked at for an event (index candidates): O(interested), not O(all).
+  std::atomic<uint64_t> candidates_visited_total{0};
+  std::atomic<uint64_t> frames_encoded_total{0};
+  std::atomic<uint64_t> frames_queued_total{0};
+  std::atomic<uint64_t> watchers_terminated_slow_total{0};
+};
 
 class WatchDispatcher {
  public:
@@ -23,13 +52,66 @@ class WatchDispatcher {
   // Events the store just recorded (one apply, or the synthetic differences of one
   // replace), in history order.
   void onEvents(std::span<const cache::WatchEvent> events);
-  // The store's RV moved to `rv` without an event (upstream bookmark).
+  // The store's RV moved to `rv` without an event (upstream bookmark, end of a relist).
+  // Forwarded at once to watchers that asked for bookmarks.
   void onBookmark(uint64_t rv);
 
+  // Keeps a watcher registered; unregisters on destruction.
+  class Registration {
+   public:
+    Registration(WatchDispatcher& dispatcher, std::shared_ptr<CacheWatcher> watcher)
+        : dispatcher_(dispatcher), watcher_(std::move(watcher)) {}
+    ~Registration() { dispatcher_.remove(watcher_.get()); }
+    Registration(const Registration&) = delete;
+    Registration& operator=(const Registration&) = delete;
+    CacheWatcher& watcher() { return *watcher_; }
+
+   private:
+    WatchDispatcher& dispatcher_;
+    std::shared_ptr<CacheWatcher> watcher_;
+  };
+  using RegistrationPtr = std::unique_ptr<Registration>;
+
+  struct SnapshotStart {
+    RegistrationPtr registration;
+    cache::SnapshotConstSharedPtr snapshot;  // the initial state; live events follow it
+  };
+  // Registers `watcher` and takes the current state in one step: the watcher receives
+  // exactly the events after the snapshot (W4 RV unset/0, W9).
+  SnapshotStart registerWithSnapshot(std::shared_ptr<CacheWatcher> watcher);
+
+  struct ResumeStart {
+    RegistrationPtr registration;
+    // The caller replays the history events in (rv, replay_through]; events after
+    // max(rv, replay_through) arrive live.
+    uint64_t replay_through = 0;
+  };
+  // Registers `watcher` to continue after `rv` (W4 RV=N).
+  ResumeStart registerAfter(std::shared_ptr<CacheWatcher> watcher, uint64_t rv);
+
+  // Every event at or below this RV has been queued to the watchers it concerns.
+  uint64_t lastRV() const { return last_rv_.load(std::memory_order_acquire); }
   const cache::ThreadSafeStore& store() const { return store_; }
+  const WatchDispatcherStats& stats() const { return stats_; }
+  size_t watcherCount() const;
 
  private:
+  using Bucket = std::unordered_set<CacheWatcher*>;
+  void addLocked(std::shared_ptr<CacheWatcher> watcher);
+  void remove(CacheWatcher* watcher);
+  void removeLocked(CacheWatcher* watcher);
+  Bucket* bucketLocked(const IndexKey& key, bool create);
+
   const cache::ThreadSafeStore& store_;
+  WatchDispatcherStats stats_;
+  std::atomic<uint64_t> last_rv_{0};
+
+  mutable std::mutex mu_;
+  std::unordered_map<CacheWatcher*, std::shared_ptr<CacheWatcher>> owners_;  // guarded by mu_
+  Bucket all_;                                                             // guarded by mu_
+  std::unordered_map<std::string, Bucket> by_namespace_;                   // guarded by mu_
+  std::unordered_map<std::string, Bucket> by_node_;                        // guarded by mu_
+  std::unordered_map<std::string, Bucket> by_name_;                        // guarded by mu_
 };
 
 }  // namespace watch

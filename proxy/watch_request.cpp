@@ -1,0 +1,140 @@
+#include "proxy/watch_request.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace proxy {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string statusCauses(const std::vector<cache::StatusCause>& causes) {
+  std::string out;
+  for (const auto& c : causes) {
+    if (!out.empty()) out += ",";
+    out += R"({"reason":)" + jsonQuote(c.type) + R"(,"message":)" + jsonQuote(c.message);
+    if (!c.field.empty()) out += R"(,"field":)" + jsonQuote(c.field);
+    out += "}";
+  }
+  return out;
+}
+
+}  // namespace
+
+bool acceptsJsonWatch(std::string_view accept) {
+  accept = trim(accept);
+  if (accept.empty()) return true;
+  bool json = false;
+  size_t pos = 0;
+  while (pos <= accept.size()) {
+    size_t comma = accept.find(',', pos);
+    if (comma == std::string_view::npos) comma = accept.size();
+    std::string_view range = trim(accept.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (range.empty()) continue;
+    const size_t semi = range.find(';');
+    const std::string_view type = trim(range.substr(0, semi));
+    if (semi != std::string_view::npos) {
+      std::string_view params = range.substr(semi + 1);
+      // A transformed object (Table, PartialObjectMetadata) is rendered upstream.
+      size_t p = 0;
+      while (p < params.size()) {
+        size_t next = params.find(';', p);
+        if (next == std::string_view::npos) next = params.size();
+        std::string_view param = trim(params.substr(p, next - p));
+        p = next + 1;
+        if (param.size() >= 3 && iequals(param.substr(0, 3), "as=")) return false;
+      }
+    }
+    if (iequals(type, "application/json") || iequals(type, "*/*") || iequals(type, "application/*")) json = true;
+  }
+  return json;
+}
+
+HttpAnswer listOptionsErrorAnswer(const cache::ListOptionsError& error) {
+  HttpAnswer answer;
+  answer.code = static_cast<unsigned>(error.code);
+  std::string body = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)";
+  body += jsonQuote(error.message);
+  if (!error.reason.empty()) body += R"(,"reason":)" + jsonQuote(error.reason);
+  if (!error.details_group.empty() || !error.details_kind.empty() || !error.causes.empty()) {
+    std::string details;
+    if (!error.details_group.empty()) details += R"("group":)" + jsonQuote(error.details_group);
+    if (!error.details_kind.empty()) {
+      if (!details.empty()) details += ",";
+      details += R"("kind":)" + jsonQuote(error.details_kind);
+    }
+    if (!error.causes.empty()) {
+      if (!details.empty()) details += ",";
+      details += R"("causes":[)" + statusCauses(error.causes) + "]";
+    }
+    body += R"(,"details":{)" + details + "}";
+  }
+  body += fmt::format(R"(,"code":{}}})", error.code);
+  body += "\n";
+  answer.body = std::move(body);
+  return answer;
+}
+
+std::string tooLargeResourceVersionStatus(uint64_t requested, uint64_t current) {
+  return fmt::format(
+      R"({{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"Timeout: Too large resource version: {}, current: {}","reason":"Timeout","details":{{"causes":[{{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}}],"retryAfterSeconds":1}},"code":504}})",
+      requested, current);
+}
+
+std::string expiredStatus(const std::string& message) {
+  return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)" + jsonQuote(message) +
+         R"(,"reason":"Expired","code":410})";
+}
+
+std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::string_view namespace_name,
+                                              const watch::ApiResource& resource,
+                                              std::chrono::milliseconds max_lifetime, double random_unit) {
+  static const auto kNoFields = std::make_shared<const cache::FieldSpec>();
+  const cache::FieldSpec& spec = resource.field_spec ? *resource.field_spec : *kNoFields;
+  // The WatchList gate is on (1.34+): legacy RV unset/0 watches become watch-lists (W4).
+  auto parsed = cache::ListOptions::parse(raw_query, spec, cache::ListOptionsConfig{.watch_list_enabled = true});
+  if (!parsed) return listOptionsErrorAnswer(parsed.error());
+  cache::ListOptions options = std::move(parsed).value();
+
+  WatchPlan plan;
+  plan.allow_bookmarks = options.allow_watch_bookmarks;
+  const bool rv_given = options.parsed_resource_version && !options.parsed_resource_version->isZero();
+  const bool send_initial = options.send_initial_events.value_or(false);
+  if (send_initial) {
+    plan.start = WatchPlan::Start::Snapshot;
+    plan.initial_events_end = plan.allow_bookmarks;
+    if (rv_given) plan.wait_for_rv = options.parsed_resource_version->value();
+  } else if (rv_given) {
+    plan.start = WatchPlan::Start::Resume;
+    plan.from_rv = options.parsed_resource_version->value();
+  } else {
+    plan.start = WatchPlan::Start::Now;
+  }
+
+  // W8: timeoutSeconds > 0 is honoured; otherwise a random lifetime so that clients do
+  // not reconnect in lockstep. Either way no watch outlives the server's maximum.
+  const auto random_lifetime = std::chrono::milliseconds(
+      max_lifetime.count() / 2 + static_cast<int64_t>(random_unit * static_cast<double>(max_lifetime.count() / 2)));
+  plan.lifetime = random_lifetime;
+  if (options.timeout_seconds && *options.timeout_seconds > 0) {
+    plan.lifetime = std::min(random_lifetime, std::chrono::milliseconds(*options.timeout_seconds * 1000));
+  }
+  plan.filter = watch::WatchFilter(std::string(namespace_name), std::move(options.label_selector),
+                                   std::move(options.field_selector));
+  return plan;
+}
+
+}  // namespace proxy

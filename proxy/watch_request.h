@@ -1,0 +1,58 @@
+#pragma once
+// What a WATCH served from the cache has to do, decided before any byte is written
+// (contract W1, W4, W8, W9, R4): plain C++, no event loop, so it is unit-tested directly.
+// cached_watch.cpp turns a WatchPlan into a stream.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "cache/list_options.h"
+#include "proxy/api_status.h"
+#include "watch/api_resource.h"
+#include "watch/watch_filter.h"
+
+namespace proxy {
+
+struct WatchPlan {
+  enum class Start {
+    Snapshot,  // initial ADDED events for the current state, then changes (W4 unset/0, W9)
+    Resume,    // history after `from_rv`, then changes (W4 RV=N)
+    Now,       // changes after the current RV only (W9 sendInitialEvents=false)
+  };
+  Start start = Start::Snapshot;
+  uint64_t from_rv = 0;  // Resume: the requested RV
+  // W9 with RV=N: wait (bounded) until the cache reaches N, else ERROR 504 TooLarge.
+  std::optional<uint64_t> wait_for_rv;
+  bool allow_bookmarks = false;
+  // Send the k8s.io/initial-events-end bookmark after the initial events (W9).
+  bool initial_events_end = false;
+  // timeoutSeconds (W8) or the server's randomized maximum, whichever is shorter.
+  std::chrono::milliseconds lifetime{0};
+  watch::WatchFilter filter;
+};
+
+// True when every media range of `accept` lets us answer with plain JSON watch events:
+// no Table / PartialObjectMetadata transform (`as=`) requested, and JSON acceptable.
+// Anything else passes through to the upstream, which renders those forms.
+bool acceptsJsonWatch(std::string_view accept);
+
+// Decodes and validates the watch query as the apiserver does. `random_unit` in [0, 1)
+// picks the lifetime for watches without timeoutSeconds: [max_lifetime/2, max_lifetime),
+// the apiserver's [1800 s, 3600 s) with the default maximum.
+std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::string_view namespace_name,
+                                              const watch::ApiResource& resource,
+                                              std::chrono::milliseconds max_lifetime, double random_unit);
+
+// A list-options rejection as the apiserver writes it (E1, R4: details and causes).
+HttpAnswer listOptionsErrorAnswer(const cache::ListOptionsError& error);
+
+// The W5 "too large" Status for a watch-list (R7): 504 with retryAfterSeconds 1.
+std::string tooLargeResourceVersionStatus(uint64_t requested, uint64_t current);
+// The W5 "too old" Status: 410 Expired with the history's message.
+std::string expiredStatus(const std::string& message);
+
+}  // namespace proxy

@@ -1,0 +1,281 @@
+"""WATCH served from the cache (issue #6, contract W1-W11): the proxy in front of
+kube-test-apiserver answers watches like the apiserver does while holding one upstream
+watch per resource.
+
+The proxy side is cached-watch-server: the proxy's server with pods and configmaps cached
+by reflectors wired as the informer manager wires them.
+"""
+import json
+import os
+import re
+import socket
+import time
+import unittest
+
+import clients
+import harness
+from watch_streams import WatchStream, types
+
+SERVER_BIN = os.path.join(harness.BIN_DIR, "cached-watch-server")
+
+
+def post(base, path):
+    status, body = clients.request(base + path, "POST", b"")
+    assert status == 200, (path, status, body)
+    return json.loads(body) if body else {}
+
+
+def counters(base):
+    status, body = clients.request(base + "/control/counters")
+    assert status == 200, body
+    return json.loads(body)
+
+
+def create_pod(base, ns, name, labels=None, node=None):
+    body = clients.pod(name, labels)
+    if node:
+        body["spec"]["nodeName"] = node
+    status, out = clients.request("%s/api/v1/namespaces/%s/pods" % (base, ns), "POST", body)
+    assert status == 201, out
+    return json.loads(out)
+
+
+def patch_labels(base, ns, name, labels):
+    status, out = clients.request("%s/api/v1/namespaces/%s/pods/%s" % (base, ns, name), "PATCH",
+                                  {"metadata": {"labels": labels}}, "application/merge-patch+json")
+    assert status == 200, out
+    return json.loads(out)
+
+
+def without_rv(obj):
+    obj = json.loads(json.dumps(obj))
+    obj.get("metadata", {}).pop("resourceVersion", None)
+    return obj
+
+
+class CachedWatchTest(unittest.TestCase):
+    def setUp(self):
+        self.processes = harness.Processes()
+        self.addCleanup(self.processes.stop_all)
+        self.api = clients.start_apiserver(self.processes, "--enable-control", "--bookmark-interval", "1")
+        self.upstream = "http://127.0.0.1:%d" % self.api.port
+        for ns in ("a", "b"):
+            clients.ensure_namespace(self.upstream, ns)
+        create_pod(self.upstream, "a", "web-1", {"app": "web"}, "node-1")
+        create_pod(self.upstream, "a", "db-1", {"app": "db"}, "node-2")
+        create_pod(self.upstream, "b", "web-2", {"app": "web"}, "node-1")
+        self.proxy = self.processes.start([SERVER_BIN, "--upstream", self.upstream, "--cache", "pods,configmaps",
+                                           "--bookmark-interval-ms", "500"], ready_timeout=20)
+        self.streams = []
+
+    def tearDown(self):
+        for s in self.streams:
+            s.close()
+
+    def watch(self, port, path, **kwargs):
+        s = WatchStream("127.0.0.1", port, path, **kwargs)
+        self.streams.append(s)
+        return s
+
+    def both(self, path, **kwargs):
+        return self.watch(self.api.port, path, **kwargs), self.watch(self.proxy.port, path, **kwargs)
+
+    def sync_proxy(self):
+        """Waits until the proxy's pod cache has everything the upstream wrote so far."""
+        want = clients.truth(self.upstream)
+        s = self.watch(self.proxy.port, "/api/v1/pods?watch=1&timeoutSeconds=5")
+        s.wait(lambda ev: {("%s/%s" % (e["object"]["metadata"]["namespace"], e["object"]["metadata"]["name"]))
+                           for e in ev if e["type"] == "ADDED"} >= set(want), message="proxy synced")
+        s.close()
+
+    def test_w2_w9_watch_list_with_selectors_ends_with_the_marker_bookmark(self):
+        for query in ("", "&labelSelector=app%3Dweb", "&fieldSelector=spec.nodeName%3Dnode-1",
+                      "&labelSelector=app%3Dnothing"):
+            for scope in ("/api/v1/pods", "/api/v1/namespaces/a/pods"):
+                path = scope + "?watch=true&allowWatchBookmarks=true&sendInitialEvents=true" \
+                               "&resourceVersionMatch=NotOlderThan" + query
+                up, px = self.both(path)
+                self.assertEqual(px.status, 200)
+                self.assertEqual(px.headers.get("content-type"), up.headers.get("content-type"))
+                self.assertEqual(px.headers.get("transfer-encoding"), "chunked")
+                is_end = lambda ev: any(e["type"] == "BOOKMARK" for e in ev)  # noqa: E731
+                up.wait(is_end)
+                px.wait(is_end)
+                u, p = up.snapshot(), px.snapshot()
+                self.assertEqual(types(p), types(u), path)
+                # Initial objects byte for byte; the bookmark differs only in its RV.
+                self.assertEqual(up.raw[:-1], px.raw[:-1], path)
+                self.assertEqual(without_rv(p[-1]["object"]), without_rv(u[-1]["object"]), path)
+                self.assertEqual(p[-1]["object"]["metadata"]["annotations"], {"k8s.io/initial-events-end": "true"})
+
+    def test_w4_rv_unset_legacy_watch_is_defaulted_and_rv_n_replays_history(self):
+        self.sync_proxy()
+        rv = clients.request(self.upstream + "/api/v1/pods")
+        list_rv = json.loads(rv[1])["metadata"]["resourceVersion"]
+        patch_labels(self.upstream, "a", "web-1", {"app": "web", "step": "1"})
+        create_pod(self.upstream, "b", "late", {"app": "web"})
+        path = "/api/v1/pods?watch=true&resourceVersion=%s" % list_rv
+        up, px = self.both(path)
+        for s in (up, px):
+            s.wait(lambda ev: len(ev) >= 2)
+        self.assertEqual(px.raw[:2], up.raw[:2])
+        # Unset RV + bookmarks: the 1.34 defaulting gives initial events and the marker.
+        s = self.watch(self.proxy.port, "/api/v1/namespaces/a/pods?watch=1&allowWatchBookmarks=true")
+        s.wait(lambda ev: ev and ev[-1]["type"] == "BOOKMARK")
+        self.assertEqual(types(s.snapshot()), ["ADDED", "ADDED", "BOOKMARK"])
+
+    def test_w5_too_old_resource_version_is_one_error_event(self):
+        px = self.watch(self.proxy.port, "/api/v1/pods?watch=1&resourceVersion=1&allowWatchBookmarks=true")
+        px.wait_end()
+        post(self.upstream, "/control/compact")
+        up2 = self.watch(self.api.port, "/api/v1/pods?watch=1&resourceVersion=1")
+        up2.wait_end()
+        for s in (px, up2):
+            self.assertEqual(s.status, 200)
+            self.assertEqual(types(s.snapshot()), ["ERROR"])
+            status = s.snapshot()[0]["object"]
+            self.assertEqual((status["code"], status["reason"], status["status"]), (410, "Expired", "Failure"))
+            self.assertTrue(status["message"].startswith("too old resource version: 1 ("), status["message"])
+
+    def test_w10_selector_enter_and_leave_equal_the_upstream(self):
+        self.sync_proxy()
+        rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
+        path = "/api/v1/namespaces/a/pods?watch=1&labelSelector=app%3Dweb&resourceVersion=" + rv
+        up, px = self.both(path)
+        patch_labels(self.upstream, "a", "db-1", {"app": "web"})    # enters
+        patch_labels(self.upstream, "a", "web-1", {"app": "db"})    # leaves
+        patch_labels(self.upstream, "a", "web-1", {"app": "db2"})   # stays out
+        status, _ = clients.request(self.upstream + "/api/v1/namespaces/a/pods/db-1", "DELETE")
+        self.assertEqual(status, 200)
+        for s in (up, px):
+            s.wait(lambda ev: len(ev) >= 3)
+        self.assertEqual(types(px.snapshot()), ["ADDED", "DELETED", "DELETED"])
+        self.assertEqual(px.raw, up.raw)
+
+    def test_w7_w8_bookmarks_and_timeout(self):
+        self.sync_proxy()
+        s = self.watch(self.proxy.port, "/api/v1/pods?watch=1&allowWatchBookmarks=true"
+                                        "&timeoutSeconds=3&sendInitialEvents=false&resourceVersionMatch=NotOlderThan")
+        # Upstream bookmarks (every second) reach an idle client; RVs never go backwards.
+        clients.request(self.upstream + "/api/v1/namespaces/default/configmaps", "POST", {"metadata": {"name": "x"}})
+        s.wait(lambda ev: any(e["type"] == "BOOKMARK" for e in ev), timeout=5)
+        started = time.monotonic()
+        s.wait_end(timeout=6)
+        self.assertTrue(s.ended)
+        self.assertLess(time.monotonic() - started, 4)
+        ev = s.snapshot()
+        self.assertTrue(all(e["type"] == "BOOKMARK" for e in ev))
+        self.assertEqual(ev[0]["object"]["kind"], "Pod")
+        self.assertEqual(ev[0]["object"]["spec"], {"containers": None})
+        rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in ev]
+        self.assertEqual(rvs, sorted(set(rvs)))
+
+    def test_fan_out_many_watches_share_one_upstream_watch(self):
+        self.sync_proxy()
+        rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
+        watches = [self.watch(self.proxy.port, "/api/v1/pods?watch=1&resourceVersion=" + rv) for _ in range(200)]
+        cm = [self.watch(self.proxy.port, "/api/v1/namespaces/a/configmaps?watch=1&resourceVersion=" + rv)
+              for _ in range(20)]
+        created = create_pod(self.upstream, "b", "fan-out")
+        for s in watches:
+            s.wait(lambda ev: len(ev) >= 1)
+            self.assertEqual(s.snapshot()[0]["object"]["metadata"]["name"], "fan-out")
+        open_watches = counters(self.upstream)["openWatches"]
+        self.assertEqual(open_watches.get("pods"), 1, open_watches)
+        self.assertEqual(open_watches.get("configmaps"), 1, open_watches)
+        self.assertTrue(all(not c.snapshot() for c in cm))
+        gauge = re.compile(rb'kube_cache_proxy_cached_watchers\{resource="pods"\} 200(\.0+)?\n')
+        harness.wait_for(lambda: gauge.search(harness.http_get("127.0.0.1", self.proxy.port, "/metrics")[2]),
+                         message="200 cached pod watchers in /metrics")
+        self.assertEqual(created["metadata"]["name"], "fan-out")
+
+    def test_relist_after_compaction_does_not_end_downstream_watches(self):
+        self.sync_proxy()
+        rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
+        s = self.watch(self.proxy.port, "/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv)
+        # The proxy's upstream watch is dropped after a compaction: it relists (410).
+        post(self.upstream, "/control/churn?rate=200&seconds=1")
+        post(self.upstream, "/control/compact")
+        post(self.upstream, "/control/drop-watches")
+        harness.wait_for(lambda: counters(self.upstream)["openWatches"].get("pods", 0) == 1, timeout=20,
+                         message="proxy re-watching")
+        create_pod(self.upstream, "b", "after-relist")
+        s.wait(lambda ev: any(e["object"]["metadata"].get("name") == "after-relist" for e in ev), timeout=20)
+        self.assertNotIn("ERROR", types(s.snapshot()))
+        self.assertFalse(s.ended)
+
+    def test_clients_through_the_proxy_end_equal_to_the_truth_after_faults(self):
+        url = "http://127.0.0.1:%d" % self.proxy.port
+        node = clients.node_informer(url)
+        self.addCleanup(node.stop)
+        py = clients.python_informer(url)
+        self.addCleanup(py.stop)
+        node.wait_event(lambda e: e.get("event") == "started")
+        py.wait_event(lambda e: e.get("event") == "listed")
+        for ns in ("churn-1", "churn-2", "churn-3"):
+            clients.ensure_namespace(self.upstream, ns)
+        clients.random_changes(self.upstream, "churn-1", 150, seed=4)
+        post(self.upstream, "/control/drop-watches")
+        clients.random_changes(self.upstream, "churn-2", 150, seed=5)
+        post(self.upstream, "/control/compact")
+        post(self.upstream, "/control/drop-watches")
+        clients.random_changes(self.upstream, "churn-3", 150, seed=6)
+        clients.wait_equal(node, self.upstream, timeout=60)
+        clients.wait_equal(py, self.upstream, timeout=60)
+
+    def test_watchers_that_never_read_are_closed_without_holding_back_the_others(self):
+        slow_proxy = self.processes.start([SERVER_BIN, "--upstream", self.upstream, "--cache", "pods",
+                                           "--queue-capacity", "20"], ready_timeout=20)
+        rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
+        path = "/api/v1/pods?watch=1&resourceVersion=" + rv
+        stalled = []
+        for _ in range(50):
+            # A small receive buffer set before connecting keeps the advertised window small.
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", slow_proxy.port))
+            sock.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
+            stalled.append(sock)
+            self.addCleanup(sock.close)
+        reader = self.watch(slow_proxy.port, path)
+        rss_before = harness.rss_kib(slow_proxy.pid)
+        # 60 pods of ~100 KB: more than the kernel buffers of a client that never reads.
+        for i in range(60):
+            body = clients.pod("big-%d" % i)
+            body["metadata"]["annotations"] = {"filler": "x" * 100000}
+            status, out = clients.request(self.upstream + "/api/v1/namespaces/b/pods", "POST", body)
+            self.assertEqual(status, 201, out)
+        reader.wait(lambda ev: len(ev) >= 60, timeout=30, message="the reading watcher's 60 events")
+        self.assertEqual([e["object"]["metadata"]["name"] for e in reader.snapshot()],
+                         ["big-%d" % i for i in range(60)])
+        slow = re.compile(rb'kube_cache_proxy_cached_watchers_terminated_slow_total\{resource="pods"\} 50(\.0+)?\n')
+        harness.wait_for(lambda: slow.search(harness.http_get("127.0.0.1", slow_proxy.port, "/metrics")[2]),
+                         timeout=20, message="50 slow watchers closed")
+        # Bounded: the 6 MB of events are shared; each stalled watcher holds at most its
+        # queue of pointers and one chunk in flight.
+        self.assertLess(harness.rss_kib(slow_proxy.pid) - rss_before, 64 * 1024)
+
+    def test_kube_cache_proxy_with_cache_flag_serves_watches_from_one_upstream_watch(self):
+        proxy = self.processes.proxy(self.upstream, "--cache", "pods,configmaps", "--cache-on-demand=false")
+        harness.wait_for(lambda: harness.http_get(proxy.host, proxy.port, "/readyz")[0] == 200, timeout=20,
+                         message="the proxy's caches synced")
+        rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
+        watches = [self.watch(proxy.port, "/api/v1/pods?watch=1&resourceVersion=" + rv) for _ in range(50)]
+        create_pod(self.upstream, "b", "via-binary")
+        for s in watches:
+            s.wait(lambda ev: len(ev) >= 1, timeout=20)
+            self.assertEqual(s.snapshot()[0]["object"]["metadata"]["name"], "via-binary")
+        # This test's cached-watch-server and the proxy: one pod watch each.
+        self.assertEqual(counters(self.upstream)["openWatches"].get("pods"), 2)
+
+    def test_stop_ends_cached_watches_with_the_terminating_chunk(self):
+        s = self.watch(self.proxy.port, "/api/v1/pods?watch=1")
+        s.wait(lambda ev: len(ev) >= 3)
+        self.proxy.signal(15)
+        s.wait_end(timeout=5)
+        self.assertTrue(s.ended)
+        self.assertIsNone(s.error)
+
+
+if __name__ == "__main__":
+    unittest.main()

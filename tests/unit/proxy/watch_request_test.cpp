@@ -1,0 +1,84 @@
+#include <doctest/doctest.h>
+
+#include "proxy/watch_request.h"
+
+using proxy::acceptsJsonWatch;
+using proxy::HttpAnswer;
+using proxy::planWatch;
+using proxy::WatchPlan;
+
+namespace {
+
+watch::ApiResource pods() {
+  watch::ApiResource r{"", "v1", "pods", "Pod", "PodList", true, {}, false, nullptr};
+  r.field_spec = cache::FieldSpec::forBuiltin("", "v1", "pods", true);
+  return r;
+}
+
+std::variant<WatchPlan, HttpAnswer> plan(std::string_view query) {
+  return planWatch(query, "default", pods(), std::chrono::milliseconds(3600000), 0.5);
+}
+
+}  // namespace
+
+TEST_CASE("Watches asking for Table or PartialObjectMetadata pass through; JSON and protobuf-with-JSON are served (N1, N3, N4)") {
+  CHECK(acceptsJsonWatch(""));
+  CHECK(acceptsJsonWatch("*/*"));
+  CHECK(acceptsJsonWatch("application/json, */*"));
+  CHECK(acceptsJsonWatch("application/vnd.kubernetes.protobuf, application/json"));
+  CHECK_FALSE(acceptsJsonWatch("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"));
+  CHECK_FALSE(acceptsJsonWatch("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"));
+  CHECK_FALSE(acceptsJsonWatch("application/vnd.kubernetes.protobuf"));
+  CHECK_FALSE(acceptsJsonWatch("application/yaml"));
+}
+
+TEST_CASE("A legacy watch without RV is defaulted to a watch-list that ends with the marker bookmark when bookmarks are allowed (W4, W9)") {
+  auto p = std::get<WatchPlan>(plan("watch=1&allowWatchBookmarks=true"));
+  CHECK(p.start == WatchPlan::Start::Snapshot);
+  CHECK(p.initial_events_end);
+  auto rv0 = std::get<WatchPlan>(plan("watch=1&resourceVersion=0"));
+  CHECK(rv0.start == WatchPlan::Start::Snapshot);
+  CHECK_FALSE(rv0.initial_events_end);
+}
+
+TEST_CASE("RV=N resumes from history; sendInitialEvents with RV=N waits for the cache (W4, W9)") {
+  auto p = std::get<WatchPlan>(plan("watch=true&resourceVersion=120&allowWatchBookmarks=True"));
+  CHECK(p.start == WatchPlan::Start::Resume);
+  CHECK(p.from_rv == 120);
+  CHECK(p.allow_bookmarks);
+  auto wl = std::get<WatchPlan>(
+      plan("watch=true&resourceVersion=120&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"));
+  CHECK(wl.start == WatchPlan::Start::Snapshot);
+  CHECK(wl.wait_for_rv == 120u);
+  CHECK(wl.initial_events_end);
+  auto none = std::get<WatchPlan>(plan("watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan"));
+  CHECK(none.start == WatchPlan::Start::Now);
+}
+
+TEST_CASE("Invalid watch-list combinations get the apiserver's 422 before streaming (R4, W9)") {
+  auto a = std::get<HttpAnswer>(plan("watch=true&sendInitialEvents=true"));
+  CHECK(a.code == 422);
+  CHECK(a.body ==
+        R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan","reason":"Invalid","details":{"group":"meta.k8s.io","kind":"ListOptions","causes":[{"reason":"FieldValueForbidden","message":"Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan","field":"resourceVersionMatch"}]},"code":422})"
+        "\n");
+  auto bad_selector = std::get<HttpAnswer>(plan("watch=true&labelSelector=a%20b"));
+  CHECK(bad_selector.code == 400);
+  auto bad_rv = std::get<HttpAnswer>(plan("watch=true&resourceVersion=abc"));
+  CHECK(bad_rv.code == 500);
+  CHECK(bad_rv.body.find(R"("reason")") == std::string::npos);
+}
+
+TEST_CASE("timeoutSeconds is honoured and capped by the server's randomized maximum lifetime (W8)") {
+  CHECK(std::get<WatchPlan>(plan("watch=1&resourceVersion=5&timeoutSeconds=7")).lifetime == std::chrono::seconds(7));
+  // No timeout: random in [max/2, max); 0.5 -> 2700 s with the default 3600 s maximum.
+  CHECK(std::get<WatchPlan>(plan("watch=1&resourceVersion=5")).lifetime == std::chrono::seconds(2700));
+  CHECK(std::get<WatchPlan>(plan("watch=1&resourceVersion=5&timeoutSeconds=999999")).lifetime ==
+        std::chrono::seconds(2700));
+}
+
+TEST_CASE("Too old and too large watch errors carry the apiserver's Status (W5, R7)") {
+  CHECK(proxy::expiredStatus("too old resource version: 9000 (11874)") ==
+        R"J({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 9000 (11874)","reason":"Expired","code":410})J");
+  CHECK(proxy::tooLargeResourceVersionStatus(99999, 12500) ==
+        R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: Too large resource version: 99999, current: 12500","reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1},"code":504})");
+}

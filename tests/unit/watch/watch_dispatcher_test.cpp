@@ -1,0 +1,244 @@
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "watch/event_encoder.h"
+#include "watch_fanout_fixture.h"
+
+using namespace watch;
+using namespace watch::testing;
+
+namespace {
+
+std::shared_ptr<CacheWatcher> makeWatcher(WatchFilter filter, size_t capacity = 1000, bool bookmarks = false) {
+  return std::make_shared<CacheWatcher>(std::move(filter), CacheWatcherOptions{capacity, bookmarks});
+}
+
+void sync(PodFanout& f, std::vector<std::string> items, uint64_t rv) {
+  REQUIRE(f.adapter.replace(std::move(items), rv).ok());
+}
+
+}  // namespace
+
+TEST_CASE("An event frame is one JSON line carrying the object bytes verbatim (W2, W3)") {
+  CHECK(encodeEvent(cache::EventType::Modified, R"({"a":1})") == "{\"type\":\"MODIFIED\",\"object\":{\"a\":1}}\n");
+  CHECK(encodeErrorEvent("{\"kind\":\"Status\"}\n") == "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\"}}\n");
+}
+
+TEST_CASE("Bookmarks are empty objects of the watched type with the apiserver's shape (W7, W9)") {
+  ApiResource pods{"", "v1", "pods", "Pod", "PodList", true, {}, false, nullptr};
+  CHECK(BookmarkEncoder(pods).frame(12746) ==
+        R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12746"},"spec":{"containers":null},"status":{}}})"
+        "\n");
+  CHECK(BookmarkEncoder(pods).frame(12500, true) ==
+        R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12500","annotations":{"k8s.io/initial-events-end":"true"}},"spec":{"containers":null},"status":{}}})"
+        "\n");
+  ApiResource cms{"", "v1", "configmaps", "ConfigMap", "ConfigMapList", true, {}, false, nullptr};
+  CHECK(BookmarkEncoder(cms).frame(7) ==
+        R"({"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"7"}}})"
+        "\n");
+  ApiResource widgets{"example.com", "v1", "widgets", "Widget", "WidgetList", true, {}, true, nullptr};
+  CHECK(BookmarkEncoder(widgets).frame(7) ==
+        R"({"type":"BOOKMARK","object":{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"resourceVersion":"7"}}})"
+        "\n");
+}
+
+TEST_CASE("A selector watch sees an object entering as ADDED and leaving as DELETED with its previous content (W10)") {
+  PodFanout f;
+  sync(f, {podJson("default", "p", 5, "", "db")}, 10);
+  auto w = makeWatcher(filterFor("", "app=web"));
+  auto start = f.dispatcher.registerAfter(w, 10);
+
+  REQUIRE(f.adapter.apply(watch::EventType::Modified, podJson("default", "p", 11, "", "web"), 11).ok());
+  REQUIRE(f.adapter.apply(watch::EventType::Modified, podJson("default", "p", 12, "", "web"), 12).ok());
+  REQUIRE(f.adapter.apply(watch::EventType::Modified, podJson("default", "p", 13, "", "db"), 13).ok());
+  REQUIRE(f.adapter.apply(watch::EventType::Modified, podJson("default", "p", 14, "", "db"), 14).ok());
+
+  std::vector<QueuedFrame> frames;
+  w->takeAll(frames);
+  REQUIRE(frames.size() == 3);
+  CHECK(frames[0].frame->starts_with(R"({"type":"ADDED")"));
+  CHECK(frames[1].frame->starts_with(R"({"type":"MODIFIED")"));
+  // Leaving: the previous content (app=web) at the RV of the change that removed it.
+  CHECK(frames[2].frame->starts_with(R"({"type":"DELETED")"));
+  CHECK(frames[2].frame->find(R"("app":"web")") != std::string::npos);
+  CHECK(frames[2].frame->find(R"("resourceVersion":"13")") != std::string::npos);
+  CHECK(frames[2].resource_version == 13);
+}
+
+TEST_CASE("A namespaced watch sees only its namespace, also through a metadata.namespace field selector (W11)") {
+  PodFanout f;
+  sync(f, {}, 10);
+  auto ns_path = makeWatcher(filterFor("a"));
+  auto ns_field = makeWatcher(filterFor("", "", "metadata.namespace=a"));
+  auto all = makeWatcher(filterFor(""));
+  auto r1 = f.dispatcher.registerAfter(ns_path, 10);
+  auto r2 = f.dispatcher.registerAfter(ns_field, 10);
+  auto r3 = f.dispatcher.registerAfter(all, 10);
+  REQUIRE(f.adapter.apply(watch::EventType::Added, podJson("a", "x", 11), 11).ok());
+  REQUIRE(f.adapter.apply(watch::EventType::Added, podJson("b", "y", 12), 12).ok());
+  CHECK(drain(*ns_path) == std::vector<std::string>{"ADDED x@11"});
+  CHECK(drain(*ns_field) == std::vector<std::string>{"ADDED x@11"});
+  CHECK(drain(*all) == std::vector<std::string>{"ADDED x@11", "ADDED y@12"});
+}
+
+TEST_CASE("Each event is encoded once and the same bytes are shared by every watcher") {
+  PodFanout f;
+  sync(f, {}, 10);
+  std::vector<std::shared_ptr<CacheWatcher>> watchers;
+  std::vector<WatchDispatcher::RegistrationPtr> regs;
+  for (int i = 0; i < 100; ++i) {
+    watchers.push_back(makeWatcher(filterFor("")));
+    regs.push_back(f.dispatcher.registerAfter(watchers.back(), 10).registration);
+  }
+  REQUIRE(f.adapter.apply(watch::EventType::Added, podJson("a", "x", 11), 11).ok());
+  CHECK(f.dispatcher.stats().frames_encoded_total == 1);
+  std::vector<QueuedFrame> first, other;
+  watchers[0]->takeAll(first);
+  watchers[99]->takeAll(other);
+  REQUIRE(first.size() == 1);
+  REQUIRE(other.size() == 1);
+  CHECK(first[0].frame.get() == other[0].frame.get());
+}
+
+TEST_CASE("Per-node watchers cost O(interested) per event: only the node's watcher is looked at") {
+  PodFanout f;
+  sync(f, {}, 10);
+  std::vector<std::shared_ptr<CacheWatcher>> watchers;
+  std::vector<WatchDispatcher::RegistrationPtr> regs;
+  for (int i = 0; i < 5000; ++i) {
+    watchers.push_back(makeWatcher(filterFor("", "", "spec.nodeName=node-" + std::to_string(i))));
+    regs.push_back(f.dispatcher.registerAfter(watchers.back(), 10).registration);
+  }
+  REQUIRE(f.adapter.apply(watch::EventType::Added, podJson("a", "x", 11, "node-42"), 11).ok());
+  CHECK(f.dispatcher.stats().candidates_visited_total == 1);
+  CHECK(drain(*watchers[42]) == std::vector<std::string>{"ADDED x@11"});
+  CHECK(watchers[41]->queued() == 0);
+  // Moving to another node: the old node's watcher sees it leave, the new one sees it enter.
+  REQUIRE(f.adapter.apply(watch::EventType::Modified, podJson("a", "x", 12, "node-7"), 12).ok());
+  CHECK(f.dispatcher.stats().candidates_visited_total == 3);
+  CHECK(drain(*watchers[42]) == std::vector<std::string>{"DELETED x@12"});
+  CHECK(drain(*watchers[7]) == std::vector<std::string>{"ADDED x@12"});
+  regs.clear();
+  CHECK(f.dispatcher.watcherCount() == 0);
+}
+
+TEST_CASE("A watcher whose bounded queue is full is closed and counted; the others keep going (W6)") {
+  PodFanout f;
+  sync(f, {}, 10);
+  auto slow = makeWatcher(filterFor(""), 2);
+  auto fast = makeWatcher(filterFor(""), 2);
+  auto r1 = f.dispatcher.registerAfter(slow, 10);
+  auto r2 = f.dispatcher.registerAfter(fast, 10);
+  for (uint64_t rv = 11; rv <= 14; ++rv) {
+    REQUIRE(f.adapter.apply(watch::EventType::Added, podJson("a", "p" + std::to_string(rv), rv), rv).ok());
+    drain(*fast);
+  }
+  CHECK(slow->closeReason() == CacheWatcher::CloseReason::TooSlow);
+  CHECK(fast->closeReason() == CacheWatcher::CloseReason::Open);
+  CHECK(f.dispatcher.stats().watchers_terminated_slow_total == 1);
+  CHECK(f.dispatcher.watcherCount() == 1);
+  // What it had queued stays bounded and intact; its client resumes from the last RV.
+  CHECK(drain(*slow) == std::vector<std::string>{"ADDED p11@11", "ADDED p12@12"});
+}
+
+TEST_CASE("A relist's synthetic differences reach a watcher as one group, then the list RV as a bookmark") {
+  PodFanout f;
+  sync(f, {podJson("a", "gone1", 3), podJson("a", "gone2", 4), podJson("a", "kept", 5)}, 10);
+  auto w = makeWatcher(filterFor(""), 2, true);
+  auto reg = f.dispatcher.registerAfter(w, 10);
+  // Three differences into a queue of two: a group is never split, and never refused
+  // by an empty queue.
+  sync(f, {podJson("a", "kept", 15), podJson("a", "new", 18)}, 20);
+  CHECK(w->closeReason() == CacheWatcher::CloseReason::Open);
+  const auto got = drain(*w);
+  REQUIRE(got.size() == 4);
+  CHECK(got[0] == "MODIFIED kept@15");
+  CHECK(got[1] == "ADDED new@18");
+  CHECK(got[2].starts_with("DELETED gone"));
+  CHECK(got[3].starts_with("DELETED gone"));
+  // The list RV was carried by the last DELETED already; a later bookmark gets through.
+  REQUIRE(f.adapter.bookmark(25).ok());
+  CHECK(drain(*w) == std::vector<std::string>{"BOOKMARK@25"});
+}
+
+TEST_CASE("Upstream bookmarks are forwarded only to watchers that asked, never at or below their start (W7, W11)") {
+  PodFanout f;
+  sync(f, {}, 10);
+  auto with = makeWatcher(filterFor(""), 100, true);
+  auto without = makeWatcher(filterFor(""), 100, false);
+  auto future = makeWatcher(filterFor(""), 100, true);
+  auto r1 = f.dispatcher.registerAfter(with, 10);
+  auto r2 = f.dispatcher.registerAfter(without, 10);
+  auto r3 = f.dispatcher.registerAfter(future, 30);  // a watch at an RV the cache has not reached
+  REQUIRE(f.adapter.bookmark(20).ok());
+  REQUIRE(f.adapter.bookmark(20).ok());  // no news: not forwarded again
+  REQUIRE(f.adapter.bookmark(40).ok());
+  CHECK(drain(*with) == std::vector<std::string>{"BOOKMARK@20", "BOOKMARK@40"});
+  CHECK(drain(*without).empty());
+  CHECK(drain(*future) == std::vector<std::string>{"BOOKMARK@40"});
+  CHECK(f.dispatcher.lastRV() == 40);
+}
+
+TEST_CASE("Registration meets history and the live stream without a gap or a duplicate under a concurrent writer (W4, W11)") {
+  PodFanout f;
+  sync(f, {}, 1);
+  constexpr uint64_t kLast = 3000;
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {
+    for (uint64_t rv = 2; rv <= kLast; ++rv) {
+      REQUIRE(f.adapter.apply(rv % 3 == 0 ? watch::EventType::Modified : watch::EventType::Added,
+                              podJson("ns" + std::to_string(rv % 7), "p" + std::to_string(rv % 50), rv), rv)
+                  .ok());
+    }
+    writing = false;
+  });
+
+  std::mt19937 rng(7);
+  int checked = 0;
+  while (writing || checked < 20) {
+    const bool from_snapshot = checked % 2 == 0;
+    auto w = makeWatcher(filterFor(""), 1000000);
+    std::vector<uint64_t> rvs;
+    WatchDispatcher::RegistrationPtr reg;
+    uint64_t start_rv = 0;
+    if (from_snapshot) {
+      auto start = f.dispatcher.registerWithSnapshot(w);
+      reg = std::move(start.registration);
+      start_rv = start.snapshot->resourceVersion();
+    } else {
+      start_rv = f.store.currentRV() > 50 ? f.store.currentRV() - rng() % 50 : 1;
+      auto start = f.dispatcher.registerAfter(w, start_rv);
+      reg = std::move(start.registration);
+      if (start_rv < start.replay_through) {
+        auto cursor = f.store.watchCursor(start_rv);
+        REQUIRE(cursor);
+        std::vector<cache::WatchEvent> events;
+        REQUIRE(f.store.readEvents(*cursor, SIZE_MAX, events));
+        for (const auto& e : events) {
+          if (e.resource_version > start.replay_through) break;
+          rvs.push_back(e.resource_version);
+        }
+      }
+    }
+    if (start_rv >= kLast) break;
+    // Let the writer get further, then collect what arrived live.
+    const uint64_t until = std::min<uint64_t>(kLast, f.store.currentRV() + 20);
+    while (f.dispatcher.lastRV() < until) std::this_thread::yield();
+    std::vector<QueuedFrame> frames;
+    w->takeAll(frames);
+    for (const auto& fr : frames) rvs.push_back(fr.resource_version);
+    reg.reset();
+    REQUIRE_FALSE(rvs.empty());
+    CHECK(rvs.front() == start_rv + 1);
+    bool contiguous = true;
+    for (size_t i = 1; i < rvs.size(); ++i) contiguous = contiguous && rvs[i] == rvs[i - 1] + 1;
+    CHECK(contiguous);
+    ++checked;
+    if (f.store.currentRV() >= kLast) break;
+  }
+  writer.join();
+  CHECK(checked > 0);
+}

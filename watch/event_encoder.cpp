@@ -1,0 +1,90 @@
+#include "watch/event_encoder.h"
+
+#include <array>
+#include <utility>
+
+namespace watch {
+namespace {
+
+// JSON string literal for names that come from discovery (kinds, group/versions): they
+// are DNS-label-like and need no escaping beyond quotes.
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+struct EmptyShape {
+  std::string_view group;
+  std::string_view kind;
+  std::string_view tail;
+};
+
+// Checked against kube-apiserver 1.34 bookmarks for the types clients watch most.
+constexpr std::array kEmptyShapes = {
+    EmptyShape{"", "Pod", R"("spec":{"containers":null},"status":{})"},
+    EmptyShape{"", "Service", R"("spec":{},"status":{"loadBalancer":{}})"},
+    EmptyShape{"", "Namespace", R"("spec":{},"status":{})"},
+    EmptyShape{"", "Node",
+               R"("spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}})"},
+    EmptyShape{"", "Event",
+               R"("involvedObject":{},"reason":"","message":"","source":{},"firstTimestamp":null,"lastTimestamp":null,"count":0,"type":"","eventTime":null,"reportingComponent":"","reportingInstance":"")"},
+    EmptyShape{"apps", "Deployment",
+               R"("spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"strategy":{}},"status":{})"},
+    EmptyShape{"apps", "ReplicaSet",
+               R"("spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}}},"status":{"replicas":0})"},
+};
+
+}  // namespace
+
+std::string encodeEvent(cache::EventType type, std::string_view object_json) {
+  const std::string_view name = cache::wireName(type);
+  std::string out;
+  out.reserve(object_json.size() + name.size() + 22);
+  out += R"({"type":")";
+  out += name;
+  out += R"(","object":)";
+  out += object_json;
+  out += "}\n";
+  return out;
+}
+
+FrameConstSharedPtr encodeSharedEvent(cache::EventType type, std::string_view object_json) {
+  return std::make_shared<const std::string>(encodeEvent(type, object_json));
+}
+
+std::string encodeErrorEvent(std::string_view status_json) {
+  while (!status_json.empty() && (status_json.back() == '\n' || status_json.back() == '\r')) {
+    status_json.remove_suffix(1);
+  }
+  return encodeEvent(cache::EventType::Error, status_json);
+}
+
+std::string_view emptyObjectTail(std::string_view group, std::string_view kind) {
+  for (const EmptyShape& shape : kEmptyShapes) {
+    if (shape.group == group && shape.kind == kind) return shape.tail;
+  }
+  return {};
+}
+
+BookmarkEncoder::BookmarkEncoder(const ApiResource& resource) {
+  // Typed (built-in) objects serialize TypeMeta kind first; unstructured custom
+  // resources come out of a map with sorted keys: apiVersion, kind, metadata.
+  if (resource.custom) {
+    prefix_ = R"({"apiVersion":)" + quoted(resource.apiVersion()) + R"(,"kind":)" + quoted(resource.kind) +
+              R"(,"metadata":)";
+  } else {
+    prefix_ = R"({"kind":)" + quoted(resource.kind) + R"(,"apiVersion":)" + quoted(resource.apiVersion()) +
+              R"(,"metadata":)";
+    const std::string_view tail = emptyObjectTail(resource.group, resource.kind);
+    if (!tail.empty()) tail_ = "," + std::string(tail);
+  }
+  tail_ += "}";
+}
+
+std::string BookmarkEncoder::frame(uint64_t rv, bool initial_events_end) const {
+  std::string object = prefix_;
+  object += R"({"resourceVersion":")" + std::to_string(rv) + "\"";
+  if (initial_events_end) object += R"(,"annotations":{"k8s.io/initial-events-end":"true"})";
+  object += "}";
+  object += tail_;
+  return encodeEvent(cache::EventType::Bookmark, object);
+}
+
+}  // namespace watch
