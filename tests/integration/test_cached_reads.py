@@ -3,8 +3,7 @@ resourceVersion (R2, R3, P1-P9, S1-S6, L1, N1, N4), say so in X-Kube-Cache-Proxy
 cost the upstream nothing (fence reads for consistent reads excepted).
 
 kube-cache-proxy --cache pods,configmaps,widgets.example.com in front of
-kube-test-apiserver --enable-control --sample-data. Without the informer manager built
-in, the same server with a static registry (tests/tools/cached_proxy.cpp) stands in.
+kube-test-apiserver --enable-control --sample-data.
 """
 import gzip
 import http.client
@@ -26,11 +25,11 @@ CACHED_PROXY_BIN = os.path.join(harness.BIN_DIR, "cached-proxy")
 
 
 def start_caching_proxy(processes, upstream_url, cache):
-    """kube-cache-proxy --cache when KCP_CACHED_READS_MAIN=1 (the informer manager wired
-    in cmd/), else cached-proxy: the same server with a static registry of reflectors."""
-    if os.environ.get("KCP_CACHED_READS_MAIN") == "1":
-        return processes.proxy(upstream_url, "--cache", cache)
-    return processes.start([CACHED_PROXY_BIN, "--upstream", upstream_url, "--cache", cache])
+    """kube-cache-proxy --cache; with KCP_CACHED_READS_STATIC=1 cached-proxy instead: the
+    same server with a static registry of reflectors (no discovery, no informer manager)."""
+    if os.environ.get("KCP_CACHED_READS_STATIC") == "1":
+        return processes.start([CACHED_PROXY_BIN, "--upstream", upstream_url, "--cache", cache])
+    return processes.proxy(upstream_url, "--cache", cache)
 
 
 def get(port, path, headers=None):
