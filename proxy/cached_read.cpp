@@ -44,7 +44,7 @@ constexpr auto kFenceQuietWait = std::chrono::milliseconds(100);
 constexpr auto kFenceTimeout = std::chrono::seconds(10);
 constexpr size_t kFenceMaxBody = 4 << 20;
 // Bytes handed to one socket write when streaming a list.
-constexpr size_t kPieceBytes = 64 * 1024;
+constexpr size_t kPieceBytes = 256 * 1024;
 
 template <class F>
 auto onUpstream(UpstreamConnection& conn, F&& f) {
