@@ -62,6 +62,17 @@ class ReflectorStore {
     (void)after_rv;
     return {};
   }
+  // Watch-list initial events (W9) may be parsed as they arrive instead of being held as
+  // raw bytes until the end: stageInitialLine() parses one ADDED line into a staged set
+  // and returns true, or returns false having staged nothing (the reflector then keeps
+  // the decoded object itself). The next replace() applies the staged objects together
+  // with its `items`; clearStaged() drops them when an attempt is abandoned. By default
+  // nothing is staged.
+  virtual bool stageInitialLine(std::string_view line) {
+    (void)line;
+    return false;
+  }
+  virtual void clearStaged() {}
   // The upstream has seen everything up to `rv`; no object changed.
   virtual StoreStatus bookmark(uint64_t rv) = 0;
   // The RV the store is synced to; 0 before the first replace.

@@ -57,10 +57,14 @@ StoreStatus StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list_
   // A list may repeat the RV the store already has (nothing changed upstream), but never
   // go below it: that would rewind what watchers have already been told.
   const uint64_t current = store_.currentRV();
-  if (list_rv < current) return wentBackwards("list", list_rv, current);
+  if (list_rv < current) {
+    staged_.clear();
+    return wentBackwards("list", list_rv, current);
+  }
 
-  std::vector<cache::ObjectConstSharedPtr> objects;
-  objects.reserve(items.size());
+  std::vector<cache::ObjectConstSharedPtr> objects = std::move(staged_);
+  staged_.clear();
+  objects.reserve(objects.size() + items.size());
   for (RawObject& raw : items) {
     auto parsed = parser_.parseObject(std::string_view(raw));
     if (!parsed) return {StoreStatus::Code::InvalidObject, "list item: " + parsed.error().message};
@@ -110,6 +114,15 @@ LineApplied StoreAdapter::applyEventLine(std::string_view line, uint64_t after_r
   }
   out.status = applyParsed(store_type, std::move(parsed->object), out.resource_version);
   return out;
+}
+
+bool StoreAdapter::stageInitialLine(std::string_view line) {
+  constexpr std::string_view kAdded = R"({"type":"ADDED",)";
+  if (line.substr(0, kAdded.size()) != kAdded) return false;
+  auto parsed = parser_.parseWatchEvent(line);
+  if (!parsed || !parsed->object || parsed->type != cache::EventType::Added) return false;
+  staged_.push_back(std::move(parsed->object));
+  return true;
 }
 
 StoreStatus StoreAdapter::applyParsed(cache::EventType type, cache::ObjectConstSharedPtr object, uint64_t rv) {

@@ -27,6 +27,8 @@ class StoreAdapter final : public ReflectorStore {
   StoreStatus replace(std::vector<RawObject>&& items, uint64_t list_rv) override;
   StoreStatus apply(EventType type, RawObject&& object, uint64_t rv) override;
   LineApplied applyEventLine(std::string_view line, uint64_t after_rv) override;
+  bool stageInitialLine(std::string_view line) override;
+  void clearStaged() override { staged_.clear(); }
   StoreStatus bookmark(uint64_t rv) override;
   uint64_t resourceVersion() const override;
 
@@ -37,6 +39,8 @@ class StoreAdapter final : public ReflectorStore {
   cache::ThreadSafeStore& store_;
   cache::ObjectMetaParser& parser_;
   WatchDispatcher* dispatcher_;
+  // Initial events parsed ahead of the replace() that applies them.
+  std::vector<cache::ObjectConstSharedPtr> staged_;
 };
 
 }  // namespace watch

@@ -189,3 +189,23 @@ TEST_CASE("Bookmark, error and unparsable lines are left to the reflector's deco
   CHECK(c.adapter.resourceVersion() == 10);
   CHECK(c.store.stats().objects == 0);
 }
+
+TEST_CASE("Watch-list initial events are parsed as they arrive and applied by the next replace (W9)") {
+  PodCache c;
+  CHECK(c.adapter.stageInitialLine(line("ADDED", pod("default", "a", 7))));
+  CHECK(c.adapter.stageInitialLine(line("ADDED", pod("default", "b", 3))));
+  CHECK_FALSE(c.adapter.stageInitialLine(line("MODIFIED", pod("default", "x", 8))));
+  CHECK_FALSE(c.adapter.stageInitialLine(line("ADDED", "{broken")));
+  CHECK(c.store.stats().objects == 0);  // nothing visible before the replace
+
+  REQUIRE(c.adapter.replace({pod("default", "c", 5)}, 20).ok());
+  CHECK(c.store.stats().objects == 3);
+  CHECK(c.store.get("default/a")->resourceVersion() == 7);
+  CHECK(c.adapter.resourceVersion() == 20);
+
+  // Staged objects of an abandoned attempt never reach a later replace.
+  CHECK(c.adapter.stageInitialLine(line("ADDED", pod("default", "stale", 9))));
+  c.adapter.clearStaged();
+  REQUIRE(c.adapter.replace({}, 21).ok());
+  CHECK(c.store.stats().objects == 0);
+}
