@@ -4,9 +4,11 @@
 // built-ins, so custom resources work like any other (client-go discovery client).
 //
 // watch/ declares it; proxy/upstream/ implements it over HTTP and cmd injects it.
-// Calls block; the manager makes them from its own thread only.
+// Calls block; the manager makes them from its own thread only. Both must return
+// promptly once `stop` is requested, so shutdown never waits for a slow upstream.
 
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -38,10 +40,11 @@ class Discovery {
  public:
   virtual ~Discovery() = default;
 
-  virtual DiscoveryResult discover() = 0;
+  virtual DiscoveryResult discover(std::stop_token stop) = 0;
   // Reads the CRD of a custom resource (`resource.custom`). nullopt when it cannot be read
   // (forbidden, gone, upstream down): the resource then gets metadata-only field selectors.
-  virtual std::optional<CustomResourceFields> customResourceFields(const ApiResource& resource) = 0;
+  virtual std::optional<CustomResourceFields> customResourceFields(const ApiResource& resource,
+                                                                   std::stop_token stop) = 0;
 };
 
 }  // namespace watch

@@ -101,6 +101,11 @@ std::shared_ptr<CachedResource> InformerManager::find(std::string_view group, st
 }
 
 bool InformerManager::ready() const {
+  // With nothing configured there is nothing to wait for, not even discovery.
+  if (std::none_of(options_.configured.begin(), options_.configured.end(),
+                   [](const ConfiguredResource& c) { return c.start; })) {
+    return true;
+  }
   std::lock_guard lock(mu_);
   if (!discovered_once_ || !configured_started_) return false;
   for (const std::string& key : awaited_) {
@@ -134,7 +139,7 @@ void InformerManager::run(std::stop_token stop) {
       std::unique_lock lock(mu_);
       const bool due = !discovered_once_ && clock_.now() >= next_discovery;
       if (due || rediscover_) {
-        discoverLocked(lock);
+        discoverLocked(lock, stop);
         if (!discovered_once_) {
           next_discovery = clock_.now() + retry_delay;
           retry_delay = std::min<std::chrono::milliseconds>(retry_delay * 2, options_.rediscovery_interval);
@@ -149,7 +154,7 @@ void InformerManager::run(std::stop_token stop) {
     }
     for (auto& request : starts) {
       if (stop.stop_requested()) break;
-      startInformer(std::move(request));
+      startInformer(std::move(request), stop);
     }
     // Stopping joins the reflector thread; the last reference then frees the store.
     for (auto& informer : stops) informer->stop();
@@ -161,17 +166,18 @@ void InformerManager::run(std::stop_token stop) {
   }
 }
 
-void InformerManager::discoverLocked(std::unique_lock<std::mutex>& lock) {
+void InformerManager::discoverLocked(std::unique_lock<std::mutex>& lock, std::stop_token stop) {
   rediscover_ = false;
   lock.unlock();
   DiscoveryResult result;
   try {
-    result = discovery_.discover();
+    result = discovery_.discover(stop);
   } catch (const std::exception& e) {
     result.error = e.what();
   }
   lock.lock();
   last_discovery_ = clock_.now();
+  if (stop.stop_requested()) return;
   if (!result.ok()) {
     log(LogLevel::Warning, "discovery failed: " + result.error);
     return;
@@ -216,7 +222,7 @@ void InformerManager::startConfiguredLocked() {
   }
 }
 
-void InformerManager::startInformer(StartRequest request) {
+void InformerManager::startInformer(StartRequest request, std::stop_token stop) {
   const std::string key = informerKey(request.resource, request.namespace_name);
   InformerOptions options;
   options.resource = std::move(request.resource);
@@ -235,7 +241,7 @@ void InformerManager::startInformer(StartRequest request) {
     if (resource.custom) {
       // S6: a custom resource's field selectors are its CRD's selectableFields; if the
       // CRD cannot be read, only metadata.name/namespace (the apiserver's minimum).
-      auto fields = discovery_.customResourceFields(resource);
+      auto fields = discovery_.customResourceFields(resource, stop);
       if (!fields) log(LogLevel::Warning, resource.displayName() + ": CRD unreadable, field selectors limited to metadata");
       if (fields && !fields->list_kind.empty()) resource.list_kind = fields->list_kind;
       resource.field_spec = cache::FieldSpec::forCustomResource(resource.namespaced,

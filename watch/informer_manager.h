@@ -113,9 +113,9 @@ class InformerManager final : public InformerRegistry {
 
   void run(std::stop_token stop);
   // Runs discovery with mu_ released around the upstream call.
-  void discoverLocked(std::unique_lock<std::mutex>& lock);
+  void discoverLocked(std::unique_lock<std::mutex>& lock, std::stop_token stop);
   void startConfiguredLocked();
-  void startInformer(StartRequest request);
+  void startInformer(StartRequest request, std::stop_token stop);
   // Removes forbidden and idle informers and returns them; the caller stops them without
   // holding mu_ (stopping joins a thread).
   std::vector<std::shared_ptr<Informer>> collectStoppableLocked();

@@ -94,6 +94,28 @@ Reflector::Outcome Reflector::watchFrom(uint64_t rv, std::stop_token stop) {
 }
 
 bool Reflector::handleLine(std::string_view line, Stream& stream) {
+  // The steady state: the store parses and applies object events straight from the line.
+  if (LineApplied applied = store_.applyEventLine(line, last_rv_); applied.handled) {
+    if (applied.status.code == StoreStatus::Code::ResourceVersionWentBackwards) {
+      stats_.resource_version_backwards_total.fetch_add(1, std::memory_order_relaxed);
+      log(LogLevel::Warning, std::string(eventTypeName(applied.type)) + " at resourceVersion " +
+                                 std::to_string(applied.resource_version) + " is not after " +
+                                 std::to_string(last_rv_) + ", relisting");
+      stream.ended_by_us = true;
+      stream.outcome = {Outcome::Then::Relist, true};
+      return false;
+    }
+    if (!applied.status.ok()) {
+      stream.ended_by_us = true;
+      stream.outcome = storeFailed(applied.status, "applying an event");
+      return false;
+    }
+    last_rv_ = applied.resource_version;
+    stats_.events_applied_total.fetch_add(1, std::memory_order_relaxed);
+    stats_.resource_version.store(last_rv_, std::memory_order_relaxed);
+    ++stream.events;
+    return true;
+  }
   DecodeResult decoded = decoder_.decode(line);
   if (!decoded.event) {
     stats_.malformed_events_total.fetch_add(1, std::memory_order_relaxed);

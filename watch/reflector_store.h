@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "watch/watch_event_decoder.h"
@@ -33,6 +34,15 @@ struct StoreStatus {
   static StoreStatus okStatus() { return {}; }
 };
 
+// What the store did with a whole watch line (ReflectorStore::applyEventLine).
+struct LineApplied {
+  // False: the store changed nothing and the reflector decodes the line itself.
+  bool handled = false;
+  EventType type = EventType::Added;
+  uint64_t resource_version = 0;  // the event's RV, when handled
+  StoreStatus status;             // the outcome of applying it, when handled
+};
+
 class ReflectorStore {
  public:
   virtual ~ReflectorStore() = default;
@@ -42,6 +52,27 @@ class ReflectorStore {
   virtual StoreStatus replace(std::vector<RawObject>&& items, uint64_t list_rv) = 0;
   // One ADDED, MODIFIED or DELETED event at `rv` (for DELETED, the RV of the deletion).
   virtual StoreStatus apply(EventType type, RawObject&& object, uint64_t rv) = 0;
+  // The steady state's fast path: parses one ADDED/MODIFIED/DELETED watch line in a
+  // single pass and applies it, provided its RV is after `after_rv` (else the answer is
+  // ResourceVersionWentBackwards and nothing changes). Any other line (BOOKMARK, ERROR)
+  // or one it cannot parse comes back unhandled with nothing changed; the reflector then
+  // decodes it and calls apply() or bookmark(). By default nothing is handled.
+  virtual LineApplied applyEventLine(std::string_view line, uint64_t after_rv) {
+    (void)line;
+    (void)after_rv;
+    return {};
+  }
+  // Watch-list initial events (W9) may be parsed as they arrive instead of being held as
+  // raw bytes until the end: stageInitialLine() parses one ADDED line into a staged set
+  // and returns true, or returns false having staged nothing (the reflector then keeps
+  // the decoded object itself). The next replace() applies the staged objects together
+  // with its `items`; clearStaged() drops them when an attempt is abandoned. By default
+  // nothing is staged.
+  virtual bool stageInitialLine(std::string_view line) {
+    (void)line;
+    return false;
+  }
+  virtual void clearStaged() {}
   // The upstream has seen everything up to `rv`; no object changed.
   virtual StoreStatus bookmark(uint64_t rv) = 0;
   // The RV the store is synced to; 0 before the first replace.

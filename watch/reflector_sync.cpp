@@ -52,8 +52,14 @@ Reflector::Outcome Reflector::watchList(std::stop_token stop, bool& fall_back) {
 
   WatchListAttempt attempt;
   attempt.sync = startSync();
+  store_.clearStaged();  // leftovers of an abandoned attempt
   auto on_line = [&](std::string_view line) {
     if (attempt.synced) return handleLine(line, attempt.stream);
+    // Initial ADDED events the store parses as they arrive: one pass, no raw copy held.
+    if (store_.stageInitialLine(line)) {
+      progress(attempt.sync, line.size(), "watch-list");
+      return true;
+    }
     DecodeResult decoded = decoder_.decode(line);
     if (!decoded.event) {
       stats_.malformed_events_total.fetch_add(1, std::memory_order_relaxed);
@@ -149,6 +155,7 @@ Reflector::Outcome Reflector::listThenWatch(std::stop_token stop) {
   opts.field_selector = options_.field_selector;
 
   SyncProgress sync = startSync();
+  store_.clearStaged();  // a watch-list attempt that fell back may have staged some
   std::vector<RawObject> items;
   uint64_t list_rv = 0;
   int restarts = 0;

@@ -1,6 +1,9 @@
 #include "watch/store_adapter.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace watch {
@@ -18,6 +21,32 @@ StoreStatus wentBackwards(std::string_view what, uint64_t rv, uint64_t current) 
               std::to_string(current)};
 }
 
+std::optional<cache::EventType> objectEventType(EventType type) {
+  switch (type) {
+    case EventType::Added: return cache::EventType::Added;
+    case EventType::Modified: return cache::EventType::Modified;
+    case EventType::Deleted: return cache::EventType::Deleted;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<EventType> reflectorEventType(cache::EventType type) {
+  switch (type) {
+    case cache::EventType::Added: return EventType::Added;
+    case cache::EventType::Modified: return EventType::Modified;
+    case cache::EventType::Deleted: return EventType::Deleted;
+    default: return std::nullopt;
+  }
+}
+
+// The apiserver writes "type" first; lines of any other shape take the decoder's path.
+bool isObjectEventLine(std::string_view line) {
+  for (std::string_view prefix : {R"({"type":"ADDED",)", R"({"type":"MODIFIED",)", R"({"type":"DELETED",)"}) {
+    if (line.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 StoreAdapter::StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectMetaParser& parser,
@@ -28,10 +57,14 @@ StoreStatus StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list_
   // A list may repeat the RV the store already has (nothing changed upstream), but never
   // go below it: that would rewind what watchers have already been told.
   const uint64_t current = store_.currentRV();
-  if (list_rv < current) return wentBackwards("list", list_rv, current);
+  if (list_rv < current) {
+    staged_.clear();
+    return wentBackwards("list", list_rv, current);
+  }
 
-  std::vector<cache::ObjectConstSharedPtr> objects;
-  objects.reserve(items.size());
+  std::vector<cache::ObjectConstSharedPtr> objects = std::move(staged_);
+  staged_.clear();
+  objects.reserve(objects.size() + items.size());
   for (RawObject& raw : items) {
     auto parsed = parser_.parseObject(std::string_view(raw));
     if (!parsed) return {StoreStatus::Code::InvalidObject, "list item: " + parsed.error().message};
@@ -51,25 +84,52 @@ StoreStatus StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list_
 }
 
 StoreStatus StoreAdapter::apply(EventType type, RawObject&& object, uint64_t rv) {
-  cache::EventType store_type;
-  switch (type) {
-    case EventType::Added: store_type = cache::EventType::Added; break;
-    case EventType::Modified: store_type = cache::EventType::Modified; break;
-    case EventType::Deleted: store_type = cache::EventType::Deleted; break;
-    default: return {StoreStatus::Code::Internal, "only ADDED, MODIFIED and DELETED change the store"};
-  }
+  const auto store_type = objectEventType(type);
+  if (!store_type) return {StoreStatus::Code::Internal, "only ADDED, MODIFIED and DELETED change the store"};
   // Every event RV is unique and increasing (W4); an equal one would be applied twice.
   const uint64_t current = store_.currentRV();
-  if (rv <= current) return wentBackwards(std::string(cache::wireName(store_type)) + " event", rv, current);
+  if (rv <= current) return wentBackwards(std::string(cache::wireName(*store_type)) + " event", rv, current);
 
   auto parsed = parser_.parseObject(std::string_view(object));
   if (!parsed) return {StoreStatus::Code::InvalidObject, parsed.error().message};
-  cache::ObjectConstSharedPtr parsed_object = std::move(*parsed);
+  return applyParsed(*store_type, std::move(*parsed), rv);
+}
+
+LineApplied StoreAdapter::applyEventLine(std::string_view line, uint64_t after_rv) {
+  // BOOKMARK and ERROR lines carry what only the reflector's decoder reads (the W9
+  // annotation, a Status), and they are rare: they are not worth a second parser.
+  if (!isObjectEventLine(line)) return {};
+  // One pass over the line: envelope, object bytes and metadata together. The parser
+  // copies the line once into its padded buffer, and the object's bytes once into it.
+  auto parsed = parser_.parseWatchEvent(line);
+  if (!parsed || !parsed->object) return {};  // the decoder's path reports what is wrong
+  const std::optional<EventType> type = reflectorEventType(parsed->type);
+  if (!type) return {};
+  const cache::EventType store_type = parsed->type;
+  LineApplied out{true, *type, parsed->resource_version, {}};
+  const uint64_t current = std::max(after_rv, store_.currentRV());
+  if (out.resource_version <= current) {
+    out.status = wentBackwards(std::string(cache::wireName(store_type)) + " event", out.resource_version, current);
+    return out;
+  }
+  out.status = applyParsed(store_type, std::move(parsed->object), out.resource_version);
+  return out;
+}
+
+bool StoreAdapter::stageInitialLine(std::string_view line) {
+  constexpr std::string_view kAdded = R"({"type":"ADDED",)";
+  if (line.substr(0, kAdded.size()) != kAdded) return false;
+  auto parsed = parser_.parseWatchEvent(line);
+  if (!parsed || !parsed->object || parsed->type != cache::EventType::Added) return false;
+  staged_.push_back(std::move(parsed->object));
+  return true;
+}
+
+StoreStatus StoreAdapter::applyParsed(cache::EventType type, cache::ObjectConstSharedPtr object, uint64_t rv) {
   // The store takes the event RV from the object. A DELETED event carries the deletion RV
   // (W3); should the object's own differ, the event's RV is the one that orders history.
-  if (parsed_object->resourceVersion() != rv) parsed_object = parsed_object->withResourceVersion(rv);
-
-  auto result = store_.apply(store_type, std::move(parsed_object));
+  if (object->resourceVersion() != rv) object = object->withResourceVersion(rv);
+  auto result = store_.apply(type, std::move(object));
   if (!result) return fromStoreError(result.error());
   if (dispatcher_ != nullptr) dispatcher_->onEvents(std::span<const cache::WatchEvent>(&*result, 1));
   return StoreStatus::okStatus();

@@ -36,8 +36,12 @@ bool looksBuiltin(const std::string& group) {
 HttpDiscovery::HttpDiscovery(std::shared_ptr<UpstreamConnector> connector, HttpDiscoveryOptions options)
     : connector_(std::move(connector)), options_(std::move(options)) {}
 
-HttpDiscovery::Response HttpDiscovery::get(const std::string& path, const std::string& accept) {
+HttpDiscovery::Response HttpDiscovery::get(const std::string& path, const std::string& accept,
+                                           std::stop_token stop) {
+  if (stop.stop_requested()) return {0, "", "", "stopped"};
   auto client = connector_->makeClient();
+  // Shutting the socket down ends a request blocked on a slow upstream.
+  std::stop_callback interrupt(stop, [&client] { client->stop(); });
   client->set_read_timeout(options_.read_timeout);
   httplib::Headers headers{{"Accept", accept}, {"User-Agent", options_.user_agent}};
   if (auto auth = connector_->authorization(); !auth.empty()) headers.emplace("Authorization", std::move(auth));
@@ -46,10 +50,10 @@ HttpDiscovery::Response HttpDiscovery::get(const std::string& path, const std::s
   return {result->status, std::move(result->body), result->get_header_value("Content-Type"), ""};
 }
 
-watch::DiscoveryResult HttpDiscovery::discover() {
+watch::DiscoveryResult HttpDiscovery::discover(std::stop_token stop) {
   watch::DiscoveryResult out;
   for (const char* root : {"/api", "/apis"}) {
-    Response response = get(root, kAggregatedAccept);
+    Response response = get(root, kAggregatedAccept, stop);
     if (response.status != 200) {
       out.error = describe(root, response.status, response.transport_error);
       return out;
@@ -72,7 +76,7 @@ watch::DiscoveryResult HttpDiscovery::discover() {
     }
     for (const std::string& gv : *group_versions) {
       const std::string path = std::string(root) + "/" + gv;
-      Response list = get(path, kJson);
+      Response list = get(path, kJson, stop);
       if (list.status != 200) {
         out.error = describe(path, list.status, list.transport_error);
         return out;
@@ -90,7 +94,7 @@ watch::DiscoveryResult HttpDiscovery::discover() {
   }
 
   std::optional<std::set<std::string>> aggregated;
-  if (Response services = get("/apis/apiregistration.k8s.io/v1/apiservices", kJson); services.status == 200) {
+  if (Response services = get("/apis/apiregistration.k8s.io/v1/apiservices", kJson, stop); services.status == 200) {
     aggregated = parseAggregatedGroupVersions(services.body);
   }
   if (aggregated && !aggregated->empty()) {
@@ -99,7 +103,7 @@ watch::DiscoveryResult HttpDiscovery::discover() {
   }
 
   std::optional<std::set<std::string>> custom;
-  if (Response crds = get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", kJson); crds.status == 200) {
+  if (Response crds = get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", kJson, stop); crds.status == 200) {
     custom = parseCustomResourceKeys(crds.body);
   }
   for (watch::ApiResource& resource : out.resources) {
@@ -109,10 +113,11 @@ watch::DiscoveryResult HttpDiscovery::discover() {
   return out;
 }
 
-std::optional<watch::CustomResourceFields> HttpDiscovery::customResourceFields(const watch::ApiResource& resource) {
+std::optional<watch::CustomResourceFields> HttpDiscovery::customResourceFields(const watch::ApiResource& resource,
+                                                                               std::stop_token stop) {
   Response response = get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + resource.resource + "." +
                               resource.group,
-                          kJson);
+                          kJson, stop);
   if (response.status != 200) return std::nullopt;
   auto facts = parseCustomResourceDefinition(response.body, resource.version);
   if (!facts) return std::nullopt;

@@ -35,8 +35,9 @@ class HttpDiscovery final : public watch::Discovery {
   explicit HttpDiscovery(std::shared_ptr<UpstreamConnector> connector, HttpDiscoveryOptions options = {});
 
   // watch::Discovery
-  watch::DiscoveryResult discover() override;
-  std::optional<watch::CustomResourceFields> customResourceFields(const watch::ApiResource& resource) override;
+  watch::DiscoveryResult discover(std::stop_token stop) override;
+  std::optional<watch::CustomResourceFields> customResourceFields(const watch::ApiResource& resource,
+                                                                  std::stop_token stop) override;
 
  private:
   struct Response {
@@ -45,7 +46,7 @@ class HttpDiscovery final : public watch::Discovery {
     std::string content_type;
     std::string transport_error;
   };
-  Response get(const std::string& path, const std::string& accept);
+  Response get(const std::string& path, const std::string& accept, std::stop_token stop);
 
   std::shared_ptr<UpstreamConnector> connector_;
   HttpDiscoveryOptions options_;

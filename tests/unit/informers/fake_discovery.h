@@ -42,7 +42,7 @@ class FakeDiscovery final : public Discovery {
   }
 
   // watch::Discovery
-  DiscoveryResult discover() override {
+  DiscoveryResult discover(std::stop_token) override {
     std::lock_guard lock(mu_);
     ++discoveries;
     DiscoveryResult result;
@@ -53,7 +53,7 @@ class FakeDiscovery final : public Discovery {
     result.resources = resources_;
     return result;
   }
-  std::optional<CustomResourceFields> customResourceFields(const ApiResource& resource) override {
+  std::optional<CustomResourceFields> customResourceFields(const ApiResource& resource, std::stop_token) override {
     std::lock_guard lock(mu_);
     auto it = custom_.find(resource.displayName());
     if (it == custom_.end()) return std::nullopt;

@@ -128,3 +128,84 @@ TEST_CASE("Only ADDED, MODIFIED and DELETED reach the store through apply") {
   CHECK(c.adapter.apply(EventType::Bookmark, pod("default", "a", 11), 11).code == StoreStatus::Code::Internal);
   CHECK(c.adapter.resourceVersion() == 10);
 }
+
+namespace {
+
+std::string line(const std::string& type, const RawObject& object) {
+  return R"({"type":")" + type + R"(","object":)" + object + "}";
+}
+
+}  // namespace
+
+TEST_CASE("Object event lines are parsed and applied in one pass, with the event's type and RV (W3, W4)") {
+  PodCache c;
+  REQUIRE(c.adapter.replace({pod("default", "a", 5)}, 10).ok());
+
+  auto added = c.adapter.applyEventLine(line("ADDED", pod("default", "b", 11)), 10);
+  REQUIRE(added.handled);
+  CHECK(added.status.ok());
+  CHECK(added.type == EventType::Added);
+  CHECK(added.resource_version == 11);
+  auto b = c.store.get("default/b");
+  REQUIRE(b);
+  // The stored bytes are the event's object exactly, kind/apiVersion included.
+  CHECK(b->json().find(R"("name":"b")") != std::string::npos);
+  CHECK(b->meta().fields.size() > 0);  // selectable fields (spec.nodeName) extracted in the same pass
+
+  auto modified = c.adapter.applyEventLine(line("MODIFIED", pod("default", "a", 12, "n2")), 11);
+  REQUIRE(modified.handled);
+  CHECK(modified.status.ok());
+  auto deleted = c.adapter.applyEventLine(line("DELETED", pod("default", "b", 13)), 12);
+  REQUIRE(deleted.handled);
+  CHECK(deleted.status.ok());
+  CHECK_FALSE(c.store.get("default/b"));
+  CHECK(c.adapter.resourceVersion() == 13);
+}
+
+TEST_CASE("An object event line at or before the given RV is refused as going backwards and changes nothing") {
+  PodCache c;
+  REQUIRE(c.adapter.replace({pod("default", "a", 5)}, 10).ok());
+  auto repeated = c.adapter.applyEventLine(line("ADDED", pod("default", "z", 10)), 10);
+  REQUIRE(repeated.handled);
+  CHECK(repeated.status.code == StoreStatus::Code::ResourceVersionWentBackwards);
+  auto behind_reflector = c.adapter.applyEventLine(line("ADDED", pod("default", "z", 11)), 11);
+  REQUIRE(behind_reflector.handled);
+  CHECK(behind_reflector.status.code == StoreStatus::Code::ResourceVersionWentBackwards);
+  CHECK_FALSE(c.store.get("default/z"));
+  CHECK(c.adapter.resourceVersion() == 10);
+}
+
+TEST_CASE("Bookmark, error and unparsable lines are left to the reflector's decoder untouched") {
+  PodCache c;
+  REQUIRE(c.adapter.replace({}, 10).ok());
+  CHECK_FALSE(c.adapter.applyEventLine(
+                          R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"20"}}})", 10)
+                  .handled);
+  CHECK_FALSE(c.adapter.applyEventLine(R"({"type":"ERROR","object":{"kind":"Status","code":410}})", 10).handled);
+  CHECK_FALSE(c.adapter.applyEventLine(R"({"type":"ADDED","object":{not json)", 10).handled);
+  CHECK_FALSE(c.adapter.applyEventLine(line("ADDED", R"({"metadata":{"resourceVersion":"11"}})"), 10).handled);
+  // Another member order is valid JSON too; the decoder's path takes it.
+  CHECK_FALSE(c.adapter.applyEventLine(R"({"object":)" + pod("default", "a", 11) + R"(,"type":"ADDED"})", 10).handled);
+  CHECK(c.adapter.resourceVersion() == 10);
+  CHECK(c.store.stats().objects == 0);
+}
+
+TEST_CASE("Watch-list initial events are parsed as they arrive and applied by the next replace (W9)") {
+  PodCache c;
+  CHECK(c.adapter.stageInitialLine(line("ADDED", pod("default", "a", 7))));
+  CHECK(c.adapter.stageInitialLine(line("ADDED", pod("default", "b", 3))));
+  CHECK_FALSE(c.adapter.stageInitialLine(line("MODIFIED", pod("default", "x", 8))));
+  CHECK_FALSE(c.adapter.stageInitialLine(line("ADDED", "{broken")));
+  CHECK(c.store.stats().objects == 0);  // nothing visible before the replace
+
+  REQUIRE(c.adapter.replace({pod("default", "c", 5)}, 20).ok());
+  CHECK(c.store.stats().objects == 3);
+  CHECK(c.store.get("default/a")->resourceVersion() == 7);
+  CHECK(c.adapter.resourceVersion() == 20);
+
+  // Staged objects of an abandoned attempt never reach a later replace.
+  CHECK(c.adapter.stageInitialLine(line("ADDED", pod("default", "stale", 9))));
+  c.adapter.clearStaged();
+  REQUIRE(c.adapter.replace({}, 21).ok());
+  CHECK(c.store.stats().objects == 0);
+}
