@@ -14,7 +14,9 @@ ReasonInfo infoFor(Reason reason) {
   switch (reason) {
     case Reason::BadRequest: return {400, "BadRequest"};
     case Reason::NotFound: return {404, "NotFound"};
+    case Reason::NotAcceptable: return {406, "NotAcceptable"};
     case Reason::Expired: return {410, "Expired"};
+    case Reason::Invalid: return {422, "Invalid"};
     case Reason::TooManyRequests: return {429, "TooManyRequests"};
     case Reason::Internal: return {500, ""};
     case Reason::ServiceUnavailable: return {503, "ServiceUnavailable"};
@@ -58,9 +60,30 @@ HttpAnswer toHttpAnswer(const ApiStatus& status) {
   std::string body = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)";
   body += jsonQuote(status.message);
   if (*info.wire_reason) body += fmt::format(R"(,"reason":"{}")", info.wire_reason);
-  if (status.retry_after_seconds > 0) {
-    body += fmt::format(R"(,"details":{{"retryAfterSeconds":{}}})", status.retry_after_seconds);
+  // metav1.StatusDetails field order: name, group, kind, causes, retryAfterSeconds.
+  std::string details;
+  auto member = [&details](const char* key, const std::string& json) {
+    details += details.empty() ? "{" : ",";
+    details += fmt::format(R"("{}":{})", key, json);
+  };
+  if (!status.details_name.empty()) member("name", jsonQuote(status.details_name));
+  if (!status.details_group.empty()) member("group", jsonQuote(status.details_group));
+  if (!status.details_kind.empty()) member("kind", jsonQuote(status.details_kind));
+  if (!status.causes.empty()) {
+    std::string causes = "[";
+    for (const ApiStatusCause& c : status.causes) {
+      if (causes.size() > 1) causes += ',';
+      causes += "{";
+      std::string sep;
+      if (!c.type.empty()) causes += R"("reason":)" + jsonQuote(c.type), sep = ",";
+      if (!c.message.empty()) causes += sep + R"("message":)" + jsonQuote(c.message), sep = ",";
+      if (!c.field.empty()) causes += sep + R"("field":)" + jsonQuote(c.field);
+      causes += "}";
+    }
+    member("causes", causes + "]");
   }
+  if (status.retry_after_seconds > 0) member("retryAfterSeconds", std::to_string(status.retry_after_seconds));
+  if (!details.empty()) body += R"(,"details":)" + details + "}";
   body += fmt::format(R"(,"code":{}}})", info.code);
   body += "\n";
   answer.body = std::move(body);

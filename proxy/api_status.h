@@ -3,6 +3,7 @@
 // HTTP status code plus a Kubernetes metav1.Status body (contract E1/E2/E3).
 
 #include <string>
+#include <vector>
 
 namespace proxy {
 
@@ -10,17 +11,32 @@ namespace proxy {
 enum class Reason {
   BadRequest,          // 400
   NotFound,            // 404
+  NotAcceptable,       // 406
   Expired,             // 410
+  Invalid,             // 422
   TooManyRequests,     // 429
   Internal,            // 500, reason omitted like a non-Status Go error
   ServiceUnavailable,  // 503: upstream unreachable, TLS failure
   Timeout,             // 504: upstream connect timed out
 };
 
+// One metav1.StatusCause; `type` goes on the wire as "reason".
+struct ApiStatusCause {
+  std::string type;
+  std::string message;
+  std::string field;
+};
+
 struct ApiStatus {
   Reason reason = Reason::Internal;
   std::string message;
   int retry_after_seconds = 0;  // > 0 adds details.retryAfterSeconds and Retry-After
+  // details.name/group/kind/causes; each omitted when empty (E1). `kind` is the plural
+  // resource for NotFound (R10).
+  std::string details_name;
+  std::string details_group;
+  std::string details_kind;
+  std::vector<ApiStatusCause> causes;
 };
 
 struct HttpAnswer {

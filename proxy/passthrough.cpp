@@ -12,6 +12,7 @@
 
 #include "proxy/io_internal.h"
 #include "proxy/proxy_metrics.h"
+#include "proxy/read_route.h"
 
 namespace proxy::io {
 namespace {
@@ -145,7 +146,10 @@ asio::awaitable<ForwardOutcome> answerFailure(DownstreamRequest& req, Upstream& 
   spdlog::warn("{} {}: {}", req.method, req.target, failure.what());
   HttpAnswer answer = toHttpAnswer({failure.reason, failure.what()});
   const bool keep = req.keep_alive && req.parser.is_done();
-  co_await writeDownstream(req.stream, formatAnswer(answer, keep), options.write_timeout);
+  HeaderList headers = {{"Cache-Control", "no-cache, private"}, {"Content-Type", answer.content_type}, {kServedByHeader, "upstream"}};
+  co_await writeDownstream(req.stream,
+                           formatResponseHead(answer.code, "", headers, BodyFraming::ContentLength, answer.body.size(), keep) + answer.body,
+                           options.write_timeout);
   co_return ForwardOutcome{answer.code, keep, false};
 }
 
@@ -357,9 +361,9 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
   StreamGauge gauge(upstream.metrics(), long_running);
   control.streaming = long_running;
 
-  co_await writeDownstream(req.stream,
-                           formatResponseHead(status, rp->reason, filterResponseHeaders(response_headers, false),
-                                              out_framing, out_length, keep),
+  HeaderList out_headers = filterResponseHeaders(response_headers, false);
+  out_headers.emplace_back(kServedByHeader, "upstream");  // how it was served (docs/routing.md)
+  co_await writeDownstream(req.stream, formatResponseHead(status, rp->reason, out_headers, out_framing, out_length, keep),
                            options.write_timeout);
   std::shared_ptr<ClientWatch> watch;
   if (long_running) {

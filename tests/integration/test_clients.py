@@ -10,6 +10,7 @@ import unittest
 
 import clients
 import harness
+from test_cached_reads import proxy_caches
 
 
 class Scenarios:
@@ -120,7 +121,9 @@ class KubectlParityTest(unittest.TestCase):
         self.addCleanup(processes.stop_all)
         workdir = tempfile.mkdtemp()
         apiserver = clients.start_apiserver(processes, "--sample-data")
-        proxy = processes.proxy("http://127.0.0.1:%d" % apiserver.port)
+        # With the informer manager built in, the reads kubectl makes are served from the cache.
+        cache = ["--cache", "pods,configmaps,namespaces,deployments.apps,widgets.example.com"] if proxy_caches() else []
+        proxy = processes.proxy("http://127.0.0.1:%d" % apiserver.port, *cache)
         direct = clients.Kubectl("http://127.0.0.1:%d" % apiserver.port, workdir)
         proxied = clients.Kubectl("http://127.0.0.1:%d" % proxy.port, workdir)
         commands = [

@@ -1,0 +1,116 @@
+#include "proxy/cached_list.h"
+
+#include <functional>
+
+namespace proxy {
+namespace {
+
+std::function<bool(const cache::Object&)> predicateFor(const cache::ListOptions& options) {
+  if (!options.hasSelectors()) return nullptr;
+  return [&options](const cache::Object& object) {
+    const cache::ObjectMeta& meta = object.meta();
+    return options.label_selector.matches(meta.labels) &&
+           options.field_selector.matches(meta.fields, meta.name, meta.namespace_name);
+  };
+}
+
+// The store key relative to the list prefix, as continue tokens carry it (P2).
+std::string_view relativeKey(std::string_view key, std::string_view ns) {
+  return ns.empty() ? key : key.substr(ns.size() + 1);
+}
+
+// An index lookup that yields a superset of the selector's matches, if any.
+struct IndexProbe {
+  std::string index;
+  std::string value;
+};
+
+std::optional<IndexProbe> indexFor(const cache::ThreadSafeStore& store, const cache::ListOptions& options) {
+  if (auto node = options.field_selector.requiredValue("spec.nodeName"); node && !node->empty()) {
+    const std::string index = cache::indexes::fieldIndexName("spec.nodeName");
+    if (store.hasIndex(index)) return IndexProbe{index, std::string(*node)};
+  }
+  const auto exact = options.label_selector.exactMatches();
+  if (!exact.empty() && store.hasIndex(cache::indexes::kLabels)) {
+    return IndexProbe{std::string(cache::indexes::kLabels), exact.front().first + "=" + exact.front().second};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ListPlan planList(const cache::ListOptions& options, std::string_view ns) {
+  ListPlan plan;
+  switch (options.listSemantics()) {
+    case cache::ListSemantics::MostRecent: plan.read = ListPlan::Read::Consistent; break;
+    case cache::ListSemantics::Any:
+      plan.read = ListPlan::Read::Current;
+      plan.paginate = false;
+      break;
+    case cache::ListSemantics::NotOlderThan:
+      plan.read = ListPlan::Read::NotOlderThan;
+      plan.rv = options.parsed_resource_version->value();
+      break;
+    case cache::ListSemantics::Exact:
+      plan.read = ListPlan::Read::Exact;
+      if (options.continuation) {
+        plan.rv = static_cast<uint64_t>(options.continuation->resource_version);
+        plan.start_key = ns.empty() ? options.continuation->start : std::string(ns) + "/" + options.continuation->start;
+      } else {
+        plan.rv = options.parsed_resource_version->value();
+      }
+      break;
+    case cache::ListSemantics::Latest: plan.read = ListPlan::Read::PassThrough; break;
+  }
+  return plan;
+}
+
+ListResult listSnapshot(const cache::Snapshot& snapshot, const cache::ListOptions& options, std::string_view ns,
+                        const ListPlan& plan) {
+  cache::ListRequest request;
+  request.namespace_name = ns;
+  request.start_key = plan.start_key;
+  request.limit = plan.paginate && options.limit > 0 ? static_cast<size_t>(options.limit) : 0;
+  request.predicate = predicateFor(options);
+  cache::ListPage page = snapshot.list(request);
+
+  ListResult result;
+  result.resource_version = snapshot.resourceVersion();
+  if (page.has_more && !page.items.empty()) {
+    result.continue_token = cache::ContinueToken::encode(static_cast<int64_t>(result.resource_version),
+                                                         relativeKey(page.items.back()->key(), ns));
+    // P4: an estimate the apiserver gives only without selectors.
+    if (!options.hasSelectors()) result.remaining_item_count = static_cast<int64_t>(page.remaining);
+  }
+  result.items = std::move(page.items);
+  return result;
+}
+
+ListResult listCurrent(const cache::ThreadSafeStore& store, const cache::ListOptions& options, std::string_view ns,
+                       const ListPlan& plan) {
+  const bool paginated = plan.paginate && options.limit > 0;
+  if (!paginated && plan.start_key.empty()) {
+    if (auto probe = indexFor(store, options)) {
+      // The index reads the live state, which has no RV of its own: an RV that did not
+      // move across the lookup proves the items are exactly the state at that RV (every
+      // write advances it). Under heavy churn fall back to a snapshot.
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        const uint64_t before = store.currentRV();
+        std::vector<cache::ObjectConstSharedPtr> candidates = store.byIndex(probe->index, probe->value);
+        if (store.currentRV() != before) continue;
+        ListResult result;
+        result.resource_version = before;
+        result.used_index = true;
+        const auto matches = predicateFor(options);
+        for (auto& object : candidates) {
+          if (!ns.empty() && object->meta().namespace_name != ns) continue;
+          if (matches(*object)) result.items.push_back(std::move(object));
+        }
+        return result;
+      }
+    }
+  }
+  return listSnapshot(*store.snapshot(), options, ns, plan);
+}
+
+}  // namespace proxy

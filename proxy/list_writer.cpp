@@ -1,0 +1,103 @@
+#include "proxy/list_writer.h"
+
+#include <simdjson.h>
+
+#include <fmt/format.h>
+
+#include "proxy/api_status.h"
+
+namespace proxy {
+namespace {
+
+constexpr std::string_view kPartialHead = R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
+
+size_t sizeWithoutTypeMeta(const cache::Object& object) {
+  size_t size = object.json().size();
+  for (const cache::ByteRange& cut : object.layout().type_meta_cuts) size -= cut.size();
+  return size;
+}
+
+}  // namespace
+
+std::string_view storedMetadata(const cache::Object& object) {
+  // Objects keep SIMDJSON_PADDING bytes after their JSON, so they parse in place.
+  thread_local simdjson::ondemand::parser parser;
+  const std::string_view json = object.json();
+  simdjson::padded_string_view input(json.data(), json.size(), json.size() + simdjson::SIMDJSON_PADDING);
+  simdjson::ondemand::document doc;
+  if (parser.iterate(input).get(doc) != simdjson::SUCCESS) return "{}";
+  simdjson::ondemand::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS) return "{}";
+  simdjson::ondemand::object metadata;
+  if (root.find_field_unordered("metadata").get_object().get(metadata) != simdjson::SUCCESS) return "{}";
+  std::string_view raw;
+  if (metadata.raw_json().get(raw) != simdjson::SUCCESS) return "{}";
+  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t')) {
+    raw.remove_suffix(1);
+  }
+  return raw;
+}
+
+std::string partialObjectMetadata(const cache::Object& object) {
+  std::string out(kPartialHead);
+  out += storedMetadata(object);
+  out += "}\n";
+  return out;
+}
+
+ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form)
+    : items_(std::move(items)), form_(form) {
+  // metav1.ListMeta field order: resourceVersion, continue, remainingItemCount.
+  head_ = fmt::format(R"({{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":"{}")", jsonQuote(envelope.kind),
+                      jsonQuote(envelope.api_version), envelope.resource_version);
+  if (!envelope.continue_token.empty()) head_ += R"(,"continue":)" + jsonQuote(envelope.continue_token);
+  if (envelope.remaining_item_count) head_ += fmt::format(R"(,"remainingItemCount":{})", *envelope.remaining_item_count);
+  head_ += R"(},"items":[)";
+
+  total_size_ = head_.size() + 3;  // "]}\n"
+  if (!items_.empty()) total_size_ += items_.size() - 1;  // commas
+  if (form_ == ItemForm::PartialObjectMetadata) metadata_.reserve(items_.size());
+  for (const auto& item : items_) {
+    switch (form_) {
+      case ItemForm::AsStored: total_size_ += item->json().size(); break;
+      case ItemForm::WithoutTypeMeta: total_size_ += sizeWithoutTypeMeta(*item); break;
+      case ItemForm::PartialObjectMetadata:
+        metadata_.push_back(storedMetadata(*item));
+        total_size_ += kPartialHead.size() + metadata_.back().size() + 1;
+        break;
+    }
+  }
+}
+
+void ListWriter::appendItem(std::string& out, const cache::Object& object, std::string_view metadata) const {
+  switch (form_) {
+    case ItemForm::AsStored: out += object.json(); break;
+    case ItemForm::WithoutTypeMeta: object.appendWithoutTypeMeta(out); break;
+    case ItemForm::PartialObjectMetadata:
+      out += kPartialHead;
+      out += metadata;
+      out += '}';
+      break;
+  }
+}
+
+bool ListWriter::next(std::string& piece, size_t min_bytes) {
+  piece.clear();
+  if (tail_written_) return false;
+  if (!head_written_) {
+    piece += head_;
+    head_written_ = true;
+  }
+  while (next_item_ < items_.size() && piece.size() < min_bytes) {
+    if (next_item_ > 0) piece += ',';
+    appendItem(piece, *items_[next_item_], metadata_.empty() ? std::string_view{} : metadata_[next_item_]);
+    ++next_item_;
+  }
+  if (next_item_ == items_.size() && piece.size() < min_bytes) {
+    piece += "]}\n";
+    tail_written_ = true;
+  }
+  return true;
+}
+
+}  // namespace proxy

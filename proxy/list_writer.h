@@ -1,0 +1,70 @@
+#pragma once
+// ListWriter: the body of a LIST answered from the cache, exactly as the apiserver
+// encodes it (L1, P1, P4, N4), written in pieces so a large list is never built twice
+// in memory: the envelope head, each item's stored bytes (or its metadata under a
+// PartialObjectMetadata envelope), the tail. totalSize() is known before the first
+// piece, for Content-Length and the gzip threshold (N1).
+//
+//   {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"12500",
+//    "continue":"...","remainingItemCount":3},"items":[...]}\n
+//
+// Not thread-safe; one per response. Holds the items it writes.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/object.h"
+
+namespace proxy {
+
+// How each stored object is written as a list item (L1, N4).
+enum class ItemForm {
+  AsStored,               // custom resources: kind/apiVersion included
+  WithoutTypeMeta,        // built-in types: kind/apiVersion dropped
+  PartialObjectMetadata,  // {"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{...}}
+};
+
+struct ListEnvelope {
+  std::string kind;         // "PodList", "PartialObjectMetadataList"
+  std::string api_version;  // "v1", "apps/v1", "meta.k8s.io/v1"
+  uint64_t resource_version = 0;
+  std::string continue_token;                 // "" = omitted
+  std::optional<int64_t> remaining_item_count;  // P4
+};
+
+// The object's metadata member as stored (a view into object.json()), or "{}" when it
+// has none. Stored bytes come from the apiserver's encoder, so they equal what it
+// writes for PartialObjectMetadata.
+std::string_view storedMetadata(const cache::Object& object);
+
+// One object answered as PartialObjectMetadata (GET with the N4 Accept), with the newline.
+std::string partialObjectMetadata(const cache::Object& object);
+
+class ListWriter {
+ public:
+  ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form);
+
+  // Exact byte count of the whole body.
+  size_t totalSize() const { return total_size_; }
+  size_t itemCount() const { return items_.size(); }
+  // Replaces `piece` with the next bytes of the body, at least `min_bytes` unless the
+  // body ends first. Returns false (and leaves `piece` empty) when everything was written.
+  bool next(std::string& piece, size_t min_bytes);
+
+ private:
+  void appendItem(std::string& out, const cache::Object& object, std::string_view metadata) const;
+
+  std::string head_;
+  std::vector<cache::ObjectConstSharedPtr> items_;
+  std::vector<std::string_view> metadata_;  // PartialObjectMetadata: one per item
+  ItemForm form_;
+  size_t total_size_ = 0;
+  size_t next_item_ = 0;
+  bool head_written_ = false;
+  bool tail_written_ = false;
+};
+
+}  // namespace proxy

@@ -1,0 +1,56 @@
+#pragma once
+// The decision "cache or upstream" for a GET or LIST, as a pure function of the request
+// and what the cache knows about the resource. docs/routing.md is the same table in
+// prose; the unit tests walk it row by row.
+//
+// The rule is conservative: the cache answers only requests whose answer it can render
+// byte for byte like the apiserver (JSON, PartialObjectMetadata[List]); everything
+// else (Tables, YAML, protobuf-only, pretty output, subresources, uncached or unsynced
+// resources, scopes the informer does not hold) passes through, and the upstream
+// answers, including with its own 406 for an unacceptable Accept.
+
+#include <optional>
+#include <string_view>
+
+#include "cache/query_values.h"
+#include "proxy/request_info.h"
+#include "watch/api_resource.h"
+
+namespace proxy {
+
+// On every answer to a resource request: "cache; rv=<cache RV>" when the cache
+// answered, "upstream" when it passed through.
+inline constexpr const char* kServedByHeader = "X-Kube-Cache-Proxy";
+
+// What the cache renders (N1, N4).
+enum class ReadFormat { Json, PartialObjectMetadata, PartialObjectMetadataList };
+
+struct ReadRoute {
+  bool from_cache = false;
+  ReadFormat format = ReadFormat::Json;
+  // Why the request passes through (empty when served from the cache): a short phrase
+  // for debug logs and tests.
+  std::string_view why;
+};
+
+// Facts about the informer that could serve the request; `resource` null = not cached.
+struct CachedFacts {
+  const watch::ApiResource* resource = nullptr;
+  bool synced = false;
+  std::string_view namespace_scope;  // "" = the informer holds every namespace
+};
+
+// The media type the cache would answer with for `accept` (N1, N4), or nullopt when the
+// apiserver's choice is one the cache does not render (Table, YAML, protobuf without a
+// JSON fallback, an unknown type: the upstream answers, 406 included).
+std::optional<ReadFormat> negotiateRead(std::string_view accept, bool is_list);
+
+// The route for a request whose RequestInfo verb is "get" or "list".
+ReadRoute routeRead(const RequestInfo& info, const cache::QueryValues& query, std::string_view accept,
+                    std::string_view user_agent, const CachedFacts& facts);
+
+// The namespace a request reads from the store: "" for cluster-scoped resources and
+// all-namespace lists. GET /api/v1/namespaces/<n> is the cluster-scoped object <n>.
+std::string_view storeNamespace(const RequestInfo& info, const watch::ApiResource& resource);
+
+}  // namespace proxy

@@ -1,0 +1,205 @@
+"""GET and LIST answered from the cache equal the upstream's answers at the same
+resourceVersion (R2, R3, P1-P9, S1-S6, L1, N1, N4), say so in X-Kube-Cache-Proxy, and
+cost the upstream nothing (fence reads for consistent reads excepted).
+
+kube-cache-proxy --cache pods,configmaps,widgets.example.com in front of
+kube-test-apiserver --enable-control --sample-data.
+"""
+import gzip
+import http.client
+import json
+import subprocess
+import time
+import unittest
+import urllib.parse
+
+import clients
+import harness
+
+CACHED = "pods,configmaps,widgets.example.com"
+METADATA_LIST_ACCEPT = ("application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+                        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
+
+
+def proxy_caches():
+    """True when the proxy binary has the informer manager (--cache)."""
+    try:
+        out = subprocess.run([harness.PROXY_BIN, "--help"], capture_output=True, text=True, timeout=10)
+    except OSError:
+        return False
+    return "--cache" in out.stdout + out.stderr
+
+
+def get(port, path, headers=None):
+    """(status, headers with lower-case names, body bytes, decompressed)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        h = {"User-Agent": "cached-reads-test"}
+        h.update(headers or {})
+        conn.request("GET", path, headers=h)
+        r = conn.getresponse()
+        raw = r.read()
+        hdrs = {k.lower(): v for k, v in r.getheaders()}
+        body = gzip.decompress(raw) if hdrs.get("content-encoding") == "gzip" else raw
+        return r.status, hdrs, body
+    finally:
+        conn.close()
+
+
+def served_by(headers):
+    return headers.get("x-kube-cache-proxy", "").split(";")[0]
+
+
+def cache_rv(headers):
+    value = headers.get("x-kube-cache-proxy", "")
+    return int(value.split("rv=")[1]) if "rv=" in value else None
+
+
+@unittest.skipUnless(proxy_caches(), "kube-cache-proxy without --cache (informer manager not built in)")
+class CachedReadsTest(unittest.TestCase):
+    def setUp(self):
+        self.processes = harness.Processes()
+        self.addCleanup(self.processes.stop_all)
+        self.api = clients.start_apiserver(self.processes, "--enable-control", "--sample-data",
+                                           "--bookmark-interval", "1")
+        self.base = "http://127.0.0.1:%d" % self.api.port
+        self.proxy = self.processes.proxy(self.base, "--cache", CACHED)
+        self.pp = self.proxy.port
+        for path in ("/api/v1/pods", "/api/v1/configmaps", "/apis/example.com/v1/widgets"):
+            harness.wait_for(lambda: served_by(get(self.pp, path + "?resourceVersion=0")[1]) == "cache",
+                             timeout=20, message="cache serving " + path)
+
+    def both(self, path, headers=None):
+        return get(self.pp, path, headers), get(self.api.port, path, headers)
+
+    def counters(self):
+        return json.loads(clients.request(self.base + "/control/counters")[1])["requests"]
+
+    def settled_rv(self, path="/api/v1/pods"):
+        """A list RV the cache has reached: the proxy's own RV=0 answer."""
+        status, headers, body = get(self.pp, path + "?resourceVersion=0")
+        self.assertEqual(status, 200)
+        return json.loads(body)["metadata"]["resourceVersion"]
+
+    def assert_same(self, path, headers=None):
+        (ps, ph, pb), (us, uh, ub) = self.both(path, headers)
+        self.assertEqual(served_by(ph), "cache", path)
+        self.assertEqual((ps, pb.decode()), (us, ub.decode()), path)
+        self.assertEqual(ph.get("content-type"), uh.get("content-type"), path)
+        return json.loads(pb) if pb else None
+
+    def test_exact_reads_and_pages_equal_the_upstream_byte_for_byte(self):
+        rv = self.settled_rv()
+        for ns in ("", "/namespaces/default"):
+            coll = "/api/v1%s/pods" % ns
+            self.assert_same("%s?resourceVersion=%s&resourceVersionMatch=Exact" % (coll, rv))
+            # Legacy limit+RV=N is Exact (R3); pages chain through identical tokens (P1, P2, P4).
+            page = self.assert_same("%s?limit=2&resourceVersion=%s" % (coll, rv))
+            while page["metadata"].get("continue"):
+                token = urllib.parse.quote(page["metadata"]["continue"])
+                page = self.assert_same("%s?limit=2&continue=%s" % (coll, token))
+        for query in ("labelSelector=app%3Dweb", "labelSelector=app+notin+(web)", "fieldSelector=spec.nodeName%3Dnode-1",
+                      "fieldSelector=metadata.name%3Dweb-0", "labelSelector=app&fieldSelector=status.phase!%3DFailed"):
+            self.assert_same("/api/v1/pods?resourceVersion=%s&resourceVersionMatch=Exact&%s" % (rv, query))
+            self.assert_same("/api/v1/pods?limit=1&resourceVersion=%s&%s" % (rv, query))
+        cm_rv = self.settled_rv("/api/v1/configmaps")
+        self.assert_same("/api/v1/configmaps?resourceVersion=%s&resourceVersionMatch=Exact" % cm_rv)
+        w_rv = self.settled_rv("/apis/example.com/v1/widgets")
+        self.assert_same("/apis/example.com/v1/widgets?resourceVersion=%s&resourceVersionMatch=Exact" % w_rv)
+        self.assert_same("/api/v1/pods?resourceVersion=%s&resourceVersionMatch=Exact" % rv,
+                         {"Accept": METADATA_LIST_ACCEPT})
+
+    def test_rv0_and_get_answers_equal_the_upstream_items(self):
+        (ps, ph, pb), (us, uh, ub) = self.both("/api/v1/pods?limit=1&resourceVersion=0")
+        self.assertEqual((ps, us), (200, 200))
+        self.assertEqual(served_by(ph), "cache")
+        p, u = json.loads(pb), json.loads(ub)
+        self.assertNotIn("continue", p["metadata"])  # P5
+        self.assertEqual(p["items"], u["items"])
+        self.assertEqual((p["kind"], p["apiVersion"]), ("PodList", "v1"))
+        self.assert_same("/api/v1/namespaces/default/pods/web-0?resourceVersion=0")
+        self.assert_same("/api/v1/namespaces/default/pods/nope?resourceVersion=0")  # R10
+        self.assert_same("/api/v1/namespaces/default/pods/web-0?resourceVersion=0",
+                         {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"})
+        widgets = json.loads(get(self.pp, "/apis/example.com/v1/widgets?resourceVersion=0")[2])
+        self.assertTrue(all("kind" in item for item in widgets["items"]))  # L1: CR items keep TypeMeta
+
+    def test_invalid_requests_get_the_upstreams_errors_from_the_cache(self):
+        for query in ("labelSelector=a+b", "labelSelector=a%3Db,", "fieldSelector=spec.bogus%3D1", "limit=abc",
+                      "resourceVersionMatch=NotOlderThan", "resourceVersion=abc", "continue=bogus",
+                      "resourceVersion=5&continue=" + "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTAsInN0YXJ0IjoiYVx1MDAwMCJ9",
+                      "resourceVersion=0&resourceVersionMatch=Exact", "resourceVersionMatch=Foo&resourceVersion=1"):
+            self.assert_same("/api/v1/pods?" + query)
+
+    def test_cached_reads_cost_the_upstream_nothing(self):
+        rv = self.settled_rv()
+        before = self.counters()
+        for _ in range(20):
+            self.assertEqual(served_by(get(self.pp, "/api/v1/pods?resourceVersion=0")[1]), "cache")
+            self.assertEqual(served_by(get(self.pp, "/api/v1/pods?resourceVersion=%s" % rv)[1]), "cache")
+            self.assertEqual(served_by(get(self.pp, "/api/v1/namespaces/default/pods/web-0?resourceVersion=0")[1]),
+                             "cache")
+            self.assertEqual(served_by(get(self.pp, "/api/v1/pods?labelSelector=a+b")[1]), "cache")
+        self.assertEqual(self.counters(), before)
+
+    def test_future_rv_waits_then_answers_504_too_large(self):
+        start = time.monotonic()
+        status, headers, body = get(self.pp, "/api/v1/pods?resourceVersion=99999999")
+        self.assertGreaterEqual(time.monotonic() - start, 2.5)
+        self.assertEqual(status, 504)
+        self.assertEqual(headers.get("retry-after"), "1")
+        s = json.loads(body)
+        self.assertEqual(s["reason"], "Timeout")
+        self.assertTrue(s["message"].startswith("Timeout: Too large resource version: 99999999, current: "))
+        self.assertEqual(s["details"], {"causes": [{"reason": "ResourceVersionTooLarge",
+                                                    "message": "Too large resource version"}],
+                                        "retryAfterSeconds": 1})
+
+    def test_expired_continue_passes_through_to_the_upstreams_410(self):
+        token = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiJhXHUwMDAwIn0"  # rv 1, long gone
+        (ps, ph, pb), (us, uh, ub) = self.both("/api/v1/pods?limit=2&continue=" + token)
+        self.assertEqual(served_by(ph), "upstream")
+        self.assertEqual((ps, pb), (us, ub))
+
+    def test_large_lists_are_gzipped_like_the_upstream(self):
+        clients.request(self.base + "/control/load?resource=pods&count=200&namespaces=2&nodes=3", "POST", b"")
+        total = json.loads(clients.request(self.base + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
+        harness.wait_for(lambda: cache_rv(get(self.pp, "/api/v1/pods?resourceVersion=0")[1]) >= int(total),
+                         timeout=20, message="cache at %s" % total)
+        rv = self.settled_rv()
+        path = "/api/v1/pods?resourceVersion=%s&resourceVersionMatch=Exact" % rv
+        (ps, ph, pb), (us, uh, ub) = self.both(path, {"Accept-Encoding": "gzip"})
+        self.assertEqual(served_by(ph), "cache")
+        self.assertEqual(ph.get("content-encoding"), uh.get("content-encoding"))
+        self.assertEqual(ph.get("content-encoding"), "gzip")
+        self.assertEqual(pb, ub)
+
+    def test_consistent_reads_see_own_writes_and_report_the_cache_fraction(self):
+        # C1: a write through the proxy, then RV-unset reads must see it, cached or not.
+        pod = clients.pod("c1-probe")
+        status, body = clients.request("http://127.0.0.1:%d/api/v1/namespaces/default/pods" % self.pp, "POST", pod)
+        self.assertEqual(status, 201, body)
+        written = int(json.loads(body)["metadata"]["resourceVersion"])
+        status, headers, body = get(self.pp, "/api/v1/namespaces/default/pods/c1-probe")
+        self.assertEqual(status, 200)
+        self.assertGreaterEqual(int(json.loads(body)["metadata"]["resourceVersion"]), written)
+        status, headers, body = get(self.pp, "/api/v1/namespaces/default/pods")
+        self.assertIn("c1-probe", [i["metadata"]["name"] for i in json.loads(body)["items"]])
+        self.assertGreaterEqual(int(json.loads(body)["metadata"]["resourceVersion"]), written)
+
+        def fraction(path, n=40):
+            hits = 0
+            for _ in range(n):
+                status, headers, _ = get(self.pp, path)
+                self.assertEqual(status, 200)
+                hits += served_by(headers) == "cache"
+            return hits / n
+
+        idle = fraction("/api/v1/configmaps")
+        clients.request(self.base + "/control/churn?rate=50&seconds=30", "POST", b"")
+        busy = fraction("/api/v1/namespaces/churn/pods")
+        print("consistent reads served from cache: idle configmaps %.0f%%, busy pods %.0f%%" % (idle * 100, busy * 100))
+
+
+if __name__ == "__main__":
+    unittest.main()

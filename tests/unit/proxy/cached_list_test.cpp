@@ -1,0 +1,150 @@
+#include "proxy/cached_list.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/unit/cache/fake_clock.h"
+#include "tests/unit/cache/test_objects.h"
+
+using namespace proxy;
+using cache::testing::makePod;
+
+namespace {
+
+cache::ListOptions options(std::string_view query) {
+  auto spec = cache::FieldSpec::forBuiltin("", "v1", "pods", true);
+  auto parsed = cache::ListOptions::parse(query, *spec);
+  REQUIRE(parsed);
+  return *parsed;
+}
+
+struct Fixture {
+  cache::testing::FakeClock clock;
+  cache::ThreadSafeStore store{[] {
+                                 cache::StoreOptions o;
+                                 o.indexes.push_back(cache::indexes::byField("spec.nodeName"));
+                                 return o;
+                               }(),
+                               clock};
+  Fixture() {
+    // Namespaces "a" and "a-b" test bytewise order (P9): "a-b/x" sorts before "a/x".
+    std::vector<cache::ObjectConstSharedPtr> items = {
+        makePod("a", "x", 10, {{"app", "web"}}, "n1"),  makePod("a-b", "x", 11, {{"app", "db"}}, "n2"),
+        makePod("a", "y", 12, {{"app", "web"}}, "n2"),  makePod("b", "z", 13, {{"app", "web"}}, "n1"),
+        makePod("b", "w", 14, {{"app", "db"}}, "n1"),
+    };
+    REQUIRE(store.replace(std::move(items), 20));
+  }
+};
+
+std::vector<std::string> keys(const ListResult& r) {
+  std::vector<std::string> out;
+  for (const auto& o : r.items) out.push_back(o->key());
+  return out;
+}
+
+using Keys = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("The R3 table decides which state a LIST reads") {
+  CHECK(planList(options(""), "").read == ListPlan::Read::Consistent);
+  CHECK(planList(options("limit=5"), "").read == ListPlan::Read::Consistent);
+  auto any = planList(options("resourceVersion=0&limit=5"), "");
+  CHECK(any.read == ListPlan::Read::Current);
+  CHECK_FALSE(any.paginate);  // P5
+  auto not_older = planList(options("resourceVersion=15"), "");
+  CHECK(not_older.read == ListPlan::Read::NotOlderThan);
+  CHECK(not_older.rv == 15);
+  auto legacy = planList(options("resourceVersion=15&limit=2"), "");
+  CHECK(legacy.read == ListPlan::Read::Exact);
+  CHECK(legacy.rv == 15);
+  CHECK(planList(options("resourceVersion=15&resourceVersionMatch=NotOlderThan&limit=2"), "").read ==
+        ListPlan::Read::NotOlderThan);
+  CHECK(planList(options("resourceVersion=15&resourceVersionMatch=Exact"), "").read == ListPlan::Read::Exact);
+}
+
+TEST_CASE("A continue token reads its snapshot from its start, relative to the list prefix (P2)") {
+  const std::string token = cache::ContinueToken::encode(20, "x");
+  auto plan = planList(options("limit=1&continue=" + token), "a");
+  CHECK(plan.read == ListPlan::Read::Exact);
+  CHECK(plan.rv == 20);
+  CHECK(plan.start_key == std::string("a/x\0", 4));
+  CHECK(planList(options("continue=" + cache::ContinueToken::encode(-1, "x")), "").read == ListPlan::Read::PassThrough);
+}
+
+TEST_CASE("Items come in bytewise key order (P9)") {
+  Fixture f;
+  auto r = listCurrent(f.store, options(""), "", planList(options(""), ""));
+  CHECK(keys(r) == Keys{"a-b/x", "a/x", "a/y", "b/w", "b/z"});
+  CHECK(r.resource_version == 20);
+  CHECK(r.continue_token.empty());
+}
+
+TEST_CASE("Pages chain through continue tokens with remainingItemCount and one RV (P1, P2, P4)") {
+  Fixture f;
+  auto first_opts = options("limit=2");
+  auto first = listCurrent(f.store, first_opts, "", planList(first_opts, ""));
+  CHECK(keys(first) == Keys{"a-b/x", "a/x"});
+  CHECK(first.remaining_item_count == 3);
+  CHECK(first.continue_token == cache::ContinueToken::encode(20, "a/x"));
+
+  // The store moves on; the continuation still reads the snapshot at 20.
+  REQUIRE(f.store.apply(cache::EventType::Added, makePod("a", "z", 21)));
+  auto second_opts = options("limit=2&continue=" + first.continue_token);
+  auto second_plan = planList(second_opts, "");
+  auto snapshot = f.store.snapshotAt(second_plan.rv);
+  REQUIRE(snapshot);
+  auto second = listSnapshot(**snapshot, second_opts, "", second_plan);
+  CHECK(keys(second) == Keys{"a/y", "b/w"});
+  CHECK(second.resource_version == 20);
+  CHECK(second.remaining_item_count == 1);
+  auto third_opts = options("limit=2&continue=" + second.continue_token);
+  auto third = listSnapshot(**f.store.snapshotAt(20), third_opts, "", planList(third_opts, ""));
+  CHECK(keys(third) == Keys{"b/z"});
+  CHECK(third.continue_token.empty());
+  CHECK_FALSE(third.remaining_item_count);
+}
+
+TEST_CASE("A namespaced page's token holds the name only (P2)") {
+  Fixture f;
+  auto o = options("limit=1");
+  auto r = listCurrent(f.store, o, "a", planList(o, "a"));
+  CHECK(keys(r) == Keys{"a/x"});
+  CHECK(r.continue_token == cache::ContinueToken::encode(20, "x"));
+  auto next_opts = options("limit=1&continue=" + r.continue_token);
+  auto next = listSnapshot(**f.store.snapshotAt(20), next_opts, "a", planList(next_opts, "a"));
+  CHECK(keys(next) == Keys{"a/y"});
+}
+
+TEST_CASE("Selector pages are filled up to limit and carry no remainingItemCount (P4, P6)") {
+  Fixture f;
+  auto o = options("limit=2&labelSelector=app%3Dweb");
+  auto r = listCurrent(f.store, o, "", planList(o, ""));
+  CHECK(keys(r) == Keys{"a/x", "a/y"});
+  CHECK_FALSE(r.continue_token.empty());
+  CHECK_FALSE(r.remaining_item_count);
+}
+
+TEST_CASE("RV=0 ignores limit (P5)") {
+  Fixture f;
+  auto o = options("limit=1&resourceVersion=0");
+  auto r = listCurrent(f.store, o, "", planList(o, ""));
+  CHECK(r.items.size() == 5);
+  CHECK(r.continue_token.empty());
+}
+
+TEST_CASE("Indexed reads give the same items as a scan (S1, S4)") {
+  Fixture f;
+  for (std::string_view q : {"labelSelector=app%3Dweb", "fieldSelector=spec.nodeName%3Dn1",
+                             "labelSelector=app%3Dweb&fieldSelector=spec.nodeName%3Dn1", "labelSelector=app+in+(db)"}) {
+    CAPTURE(q);
+    auto o = options(q);
+    auto indexed = listCurrent(f.store, o, "", planList(o, ""));
+    CHECK(indexed.used_index);
+    auto scanned = listSnapshot(*f.store.snapshot(), o, "", planList(o, ""));
+    CHECK(keys(indexed) == keys(scanned));
+    CHECK(indexed.resource_version == scanned.resource_version);
+    auto in_b = listCurrent(f.store, o, "b", planList(o, "b"));
+    CHECK(keys(in_b) == keys(listSnapshot(*f.store.snapshot(), o, "b", planList(o, "b"))));
+  }
+}

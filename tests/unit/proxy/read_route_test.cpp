@@ -1,0 +1,117 @@
+#include "proxy/read_route.h"
+
+#include <doctest/doctest.h>
+
+#include "cache/selectable_fields.h"
+
+using namespace proxy;
+
+namespace {
+
+watch::ApiResource pods() {
+  watch::ApiResource r;
+  r.version = "v1";
+  r.resource = "pods";
+  r.kind = "Pod";
+  r.list_kind = "PodList";
+  r.namespaced = true;
+  r.field_spec = cache::FieldSpec::forBuiltin("", "v1", "pods", true);
+  return r;
+}
+
+watch::ApiResource namespaces() {
+  watch::ApiResource r;
+  r.version = "v1";
+  r.resource = "namespaces";
+  r.kind = "Namespace";
+  r.namespaced = false;
+  r.field_spec = cache::FieldSpec::forBuiltin("", "v1", "namespaces", false);
+  return r;
+}
+
+ReadRoute route(std::string_view method, std::string_view target, const watch::ApiResource* resource,
+                std::string_view accept = "application/json", std::string_view user_agent = "kubectl/v1.32",
+                bool synced = true, std::string_view scope = "") {
+  const RequestInfo info = RequestInfo::parse(method, target);
+  const size_t q = target.find('?');
+  const auto query = cache::QueryValues::parse(q == std::string_view::npos ? std::string_view{} : target.substr(q + 1));
+  return routeRead(info, query, accept, user_agent, CachedFacts{resource, synced, scope});
+}
+
+constexpr std::string_view kTableAccept =
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+constexpr std::string_view kMetadataListAccept =
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+}  // namespace
+
+TEST_CASE("GET and LIST of a cached, synced resource in JSON are served from the cache") {
+  const auto p = pods();
+  CHECK(route("GET", "/api/v1/pods", &p).from_cache);
+  CHECK(route("GET", "/api/v1/namespaces/default/pods?limit=500&resourceVersion=0", &p).from_cache);
+  CHECK(route("GET", "/api/v1/namespaces/default/pods/web-0", &p).from_cache);
+  CHECK(route("GET", "/api/v1/pods", &p, "").from_cache);
+  CHECK(route("GET", "/api/v1/pods", &p, "*/*").from_cache);
+  CHECK(route("GET", "/api/v1/pods", &p, "application/json, */*;q=0.8").from_cache);
+}
+
+TEST_CASE("Writes, subresources, watches and uncached or unsynced resources pass through") {
+  const auto p = pods();
+  CHECK_FALSE(route("POST", "/api/v1/namespaces/default/pods", &p).from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/namespaces/default/pods/web-0/log", &p).from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/namespaces/default/pods/web-0/status", &p).from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/pods?watch=true", &p).from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/pods", nullptr).from_cache);
+  CHECK(route("GET", "/api/v1/pods", nullptr).why == "resource not cached");
+  CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/json", "kubectl", false).from_cache);
+}
+
+TEST_CASE("Scopes the informer cannot answer pass through") {
+  const auto p = pods();
+  const auto n = namespaces();
+  CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/json", "x", true, "team-a").from_cache);
+  CHECK(route("GET", "/api/v1/namespaces/team-a/pods", &p, "application/json", "x", true, "team-a").from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/namespaces/team-b/pods", &p, "application/json", "x", true, "team-a").from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/namespaces/default/namespaces", &n).from_cache);
+  SUBCASE("the namespace object is cluster-scoped") {
+    const RequestInfo info = RequestInfo::parse("GET", "/api/v1/namespaces/kube-system");
+    CHECK(route("GET", "/api/v1/namespaces/kube-system", &n).from_cache);
+    CHECK(storeNamespace(info, n).empty());
+  }
+}
+
+TEST_CASE("Table, YAML, protobuf-only and unknown media types pass through so the upstream negotiates (N1, N3)") {
+  const auto p = pods();
+  CHECK_FALSE(route("GET", "/api/v1/pods?limit=500", &p, kTableAccept).from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/yaml").from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/vnd.kubernetes.protobuf").from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/pods", &p, "text/html").from_cache);
+  CHECK(route("GET", "/api/v1/pods", &p, "application/vnd.kubernetes.protobuf, application/json").from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/json;q=0.5, application/yaml").from_cache);
+}
+
+TEST_CASE("PartialObjectMetadata(List) is rendered from the cache; a list/object mismatch passes through (N4)") {
+  const auto p = pods();
+  ReadRoute list = route("GET", "/api/v1/pods", &p, kMetadataListAccept);
+  CHECK(list.from_cache);
+  CHECK(list.format == ReadFormat::PartialObjectMetadataList);
+  ReadRoute get = route("GET", "/api/v1/namespaces/default/pods/a", &p,
+                        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
+  CHECK(get.from_cache);
+  CHECK(get.format == ReadFormat::PartialObjectMetadata);
+  CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1").from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/namespaces/default/pods/a", &p,
+                    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+                  .from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1")
+                  .from_cache);
+}
+
+TEST_CASE("Pretty-printed answers pass through (N1)") {
+  const auto p = pods();
+  CHECK_FALSE(route("GET", "/api/v1/pods?pretty=true", &p).from_cache);
+  CHECK(route("GET", "/api/v1/pods?pretty=false", &p).from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/json", "curl/7.88.1").from_cache);
+  CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/json", "Mozilla/5.0 (X11)").from_cache);
+}
