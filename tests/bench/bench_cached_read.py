@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import clients  # noqa: E402
@@ -51,6 +50,17 @@ def wrk(url, connections, threads, seconds):
     lat_ms = float(lat.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[lat.group(2)]
     errors = re.search(r"(Socket errors:.*|Non-2xx or 3xx responses:.*)", out)
     return rps, total, lat_ms, errors.group(1) if errors else ""
+
+
+def curl_seconds(url, runs=5):
+    """Median full-body time of `runs` curl downloads (a second C client: if wrk were the
+    bottleneck, curl would be faster than wrk against the same server)."""
+    times = []
+    for _ in range(runs):
+        out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{time_total}", url],
+                             capture_output=True, text=True, check=True).stdout
+        times.append(float(out))
+    return sorted(times)[len(times) // 2]
 
 
 def served_by(headers):
@@ -165,8 +175,9 @@ def main():
             rps, total, lat, err = wrk(url, 1, 1, SECONDS)
             cpu = (cpu_seconds(pid) - cpu0) / total if pid else None
             times[label] = 1000.0 / rps
-            print("LIST RV=0 %-13s %8.1f ms per LIST (%d in %ds, wrk avg latency %.1f ms)%s%s" % (
-                label, times[label], total, SECONDS, lat, "; proxy CPU %.1f ms per LIST" % (cpu * 1000) if cpu else "",
+            print("LIST RV=0 %-13s %8.1f ms per LIST (%d in %ds, wrk avg latency %.1f ms; curl median %.1f ms)%s%s" % (
+                label, times[label], total, SECONDS, lat, curl_seconds(url) * 1000,
+                "; proxy CPU %.1f ms per LIST" % (cpu * 1000) if cpu else "",
                 "  [" + err + "]" if err else ""))
         print("LIST ratios: proxy/nginx %.2fx (target <= 1.5x), proxy/kubectl-proxy %.2fx" % (
             times["proxy"] / times["nginx"], times["proxy"] / times["kubectl proxy"]))
