@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "config/config_error.h"
 #include "config/environment.h"
+#include "informers.h"
 #include "proxy/logging.h"
 #include "proxy/proxy_server.h"
 #include "proxy/server_options.h"
@@ -88,7 +89,15 @@ int main(int argc, char** argv) {
   proxy::setupLogging(loggingOptions(cfg));
   for (const auto& warning : cfg.warnings) spdlog::warn("{}", warning);
   try {
+    // Declared before the server: a request in flight may hold a cached resource, so
+    // the informers outlive the server.
+    cmd::Informers informers(cfg, upstreamOptions(cfg.upstream));
     proxy::ProxyServer server(serverOptions(cfg), upstreamOptions(cfg.upstream));
+    const auto manager = informers.manager();
+    server.setInformerRegistry(manager);
+    server.setReadinessCheck([manager] { return manager->ready(); });
+    server.metrics().setCollector(informers.metricsCollector());
+    manager->start();
     server.start();
     const std::string& host = server.listenHost();
     const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
@@ -104,7 +113,10 @@ int main(int argc, char** argv) {
     // The drain leaves room inside the shutdown timeout for joining threads.
     const auto drain = cfg.shutdown_timeout * 3 / 5;
     std::thread stopper([&] {
+      // The server first, so no new request finds an informer; downstream watches end
+      // with it. Then the reflectors.
       server.stop(drain);
+      manager->stop();
       stopped = true;
     });
     exitOnSecondSignal(signals, stopped);

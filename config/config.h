@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config_error.h"
@@ -43,6 +44,16 @@ struct GroupResource {
   std::string group;
   std::string toString() const;
   bool operator==(const GroupResource&) const = default;
+};
+
+// Per-resource caching options from the config file's `resources` list.
+struct CacheResourceConfig {
+  GroupResource resource;
+  std::vector<std::string> namespaces;  // empty: the whole collection
+  bool strip_managed_fields = false;    // drop metadata.managedFields at ingestion
+  // Custom indexes: name and dotted JSON path ("spec.owner", leading '.' optional).
+  std::vector<std::pair<std::string, std::string>> indexes;
+  bool operator==(const CacheResourceConfig&) const = default;
 };
 
 // Carries exactly what proxy::UpstreamOptions needs, field for field, plus
@@ -79,10 +90,14 @@ struct Config {
   unsigned io_threads = 0;
   std::chrono::milliseconds shutdown_timeout{5000};
 
-  // Resources to cache; empty means the proxy's default set. `no_cache` is
-  // never served from the cache. The two lists are disjoint.
+  // Resources cached from start-up (including every entry of `cache_resources`);
+  // `no_cache` is never cached. The two lists are disjoint.
   std::vector<GroupResource> cache;
   std::vector<GroupResource> no_cache;
+  std::vector<CacheResourceConfig> cache_resources;
+  // Other resources are cached when first read, and dropped after the idle timeout.
+  bool cache_on_demand = true;
+  std::chrono::milliseconds cache_idle_timeout{std::chrono::minutes(10)};
   bool write_sync = false;  // after a write, wait until the cache has seen it
   std::string state_dir;    // empty: no on-disk state
   Mode mode = Mode::Sidecar;

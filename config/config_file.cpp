@@ -49,6 +49,55 @@ std::vector<std::string> splitCommas(const std::vector<std::string>& values) {
   return out;
 }
 
+std::vector<std::string> stringList(const std::string& origin, const YAML::Node& value) {
+  if (!value || value.IsNull()) return {};
+  return splitCommas(listValues(origin, value));
+}
+
+// resources:
+//   - resource: pods
+//     namespaces: [web, db]
+//     strip-managed-fields: true
+//     indexes: {owner: metadata.labels.owner}
+std::vector<ResourceSetting> resourceSettings(const std::string& origin, const YAML::Node& value) {
+  if (!value.IsSequence()) throw ConfigError(origin + ": want a list of resources");
+  std::vector<ResourceSetting> out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const YAML::Node& entry = value[i];
+    ResourceSetting setting;
+    setting.origin = origin + "[" + std::to_string(i) + "]";
+    if (!entry.IsMap()) throw ConfigError(setting.origin + ": want a mapping with at least `resource`");
+    for (const auto& field : entry) {
+      const std::string key = field.first.Scalar();
+      const YAML::Node& item = field.second;
+      const std::string field_origin = setting.origin + "." + key;
+      if (key == "resource") {
+        if (!item.IsScalar()) throw ConfigError(field_origin + ": want a resource name such as pods");
+        setting.resource = item.Scalar();
+      } else if (key == "namespaces") {
+        setting.namespaces = stringList(field_origin, item);
+      } else if (key == "strip-managed-fields") {
+        if (!item.IsScalar()) throw ConfigError(field_origin + ": want true or false");
+        bool flag = false;
+        const std::string text_value = YAML::convert<bool>::decode(item, flag) ? (flag ? "true" : "false") : item.Scalar();
+        setting.strip_managed_fields = Setting{text_value, field_origin};
+      } else if (key == "indexes") {
+        if (!item.IsMap()) throw ConfigError(field_origin + ": want a mapping of index names to JSON paths");
+        for (const auto& index : item) {
+          if (!index.second.IsScalar()) throw ConfigError(field_origin + ": want a mapping of index names to JSON paths");
+          setting.indexes.emplace_back(index.first.Scalar(), index.second.Scalar());
+        }
+      } else {
+        throw ConfigError(setting.origin + ": unknown key \"" + key + "\" (want resource, namespaces, " +
+                          "strip-managed-fields, indexes)");
+      }
+    }
+    if (setting.resource.empty()) throw ConfigError(setting.origin + ": missing `resource`");
+    out.push_back(std::move(setting));
+  }
+  return out;
+}
+
 }  // namespace
 
 Settings readConfigFile(const std::string& path) {
@@ -71,6 +120,10 @@ Settings readConfigFile(const std::string& path) {
     const YAML::Node& value = entry.second;
     const std::string origin = keyOrigin(key, path);
     bool known = false;
+    if (key == "resources") {
+      known = true;
+      if (!value.IsNull()) out.resources = resourceSettings(origin, value);
+    }
     for (const ScalarField& field : kScalarFields) {
       if (key != field.name) continue;
       known = true;

@@ -37,7 +37,9 @@ Serving:
 
 Caching:
   --cache LIST              resources to cache, e.g. pods,configmaps,deployments.apps
-  --no-cache LIST           resources never served from the cache
+  --no-cache LIST           resources never cached (wins over everything else)
+  --cache-on-demand         also cache other resources when first read (default true; =false to disable)
+  --cache-idle-timeout DUR  stop caching an on-demand resource nobody read for this long (default 10m)
   --write-sync              after a write, wait until the cache has seen it (read-your-writes)
   --state-dir DIR           directory for on-disk state (default: none)
 
@@ -48,7 +50,12 @@ Logging:
 Other:
   --config FILE             YAML file whose keys are the long flag names above (listen, v, cache, ...);
                             flags on the command line win over the file, and relative paths
-                            in it are relative to the file
+                            in it are relative to the file. Only in the file, per resource:
+                              resources:
+                                - resource: pods
+                                  namespaces: [web]             # cache only these namespaces
+                                  strip-managed-fields: true    # drop metadata.managedFields
+                                  indexes: {owner: spec.owner}  # custom index by JSON path
   -h, --help                print this help
   --version                 print the version
 

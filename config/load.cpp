@@ -25,6 +25,30 @@ void warnAboutExposure(Config& config) {
   }
 }
 
+bool isNamespaceName(const std::string& name) {
+  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
+CacheResourceConfig parseResourceSetting(const ResourceSetting& setting) {
+  CacheResourceConfig out;
+  const auto parsed = parseResourceList(ListSetting{{setting.resource}, setting.origin + ".resource"});
+  out.resource = parsed.front();
+  for (const std::string& name : setting.namespaces) {
+    if (!isNamespaceName(name)) throw ConfigError(setting.origin + ".namespaces \"" + name + "\": not a namespace name");
+    if (std::find(out.namespaces.begin(), out.namespaces.end(), name) == out.namespaces.end()) out.namespaces.push_back(name);
+  }
+  if (setting.strip_managed_fields) out.strip_managed_fields = parseBool(*setting.strip_managed_fields);
+  for (const auto& [name, path] : setting.indexes) {
+    const std::string trimmed = !path.empty() && path.front() == '.' ? path.substr(1) : path;
+    if (name.empty() || trimmed.empty() || trimmed.find("..") != std::string::npos || trimmed.back() == '.') {
+      throw ConfigError(setting.origin + ".indexes \"" + name + "\": want a name and a dotted JSON path such as spec.owner");
+    }
+    out.indexes.emplace_back(name, trimmed);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ListenAddress::toString() const { return joinHostPort(host, port); }
@@ -49,6 +73,21 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   }
   if (settings.cache) config.cache = parseResourceList(*settings.cache);
   if (settings.no_cache) config.no_cache = parseResourceList(*settings.no_cache);
+  if (settings.cache_on_demand) config.cache_on_demand = parseBool(*settings.cache_on_demand);
+  if (settings.cache_idle_timeout) config.cache_idle_timeout = parseTimeout(*settings.cache_idle_timeout);
+  if (settings.resources) {
+    for (const ResourceSetting& setting : *settings.resources) {
+      CacheResourceConfig resource = parseResourceSetting(setting);
+      if (std::find(config.no_cache.begin(), config.no_cache.end(), resource.resource) != config.no_cache.end()) {
+        throw ConfigError(resource.resource.toString() + " is in both " + setting.origin + " and " +
+                          (settings.no_cache ? settings.no_cache->origin : "--no-cache"));
+      }
+      if (std::find(config.cache.begin(), config.cache.end(), resource.resource) == config.cache.end()) {
+        config.cache.push_back(resource.resource);
+      }
+      config.cache_resources.push_back(std::move(resource));
+    }
+  }
   if (settings.cache && settings.no_cache) rejectOverlap(config, settings.cache->origin, settings.no_cache->origin);
 
   config.upstream = resolveUpstream(settings, env, config.warnings);

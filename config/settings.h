@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace config {
@@ -20,6 +21,15 @@ struct Setting {
 struct ListSetting {
   std::vector<std::string> values;
   std::string origin;
+};
+
+// One entry of the config file's `resources` list, before validation.
+struct ResourceSetting {
+  std::string resource;  // "pods", "deployments.apps"
+  std::vector<std::string> namespaces;
+  std::optional<Setting> strip_managed_fields;
+  std::vector<std::pair<std::string, std::string>> indexes;  // name, JSON path
+  std::string origin;    // "<file>: resources[2]"
 };
 
 struct Settings {
@@ -46,6 +56,9 @@ struct Settings {
   std::optional<Setting> mode;
   std::optional<ListSetting> cache;
   std::optional<ListSetting> no_cache;
+  std::optional<Setting> cache_on_demand;
+  std::optional<Setting> cache_idle_timeout;
+  std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
 };
 
@@ -64,7 +77,7 @@ struct ListField {
   std::optional<ListSetting> Settings::*member;
 };
 
-// Everything settable in both places (so not `config`).
+// Everything settable in both places (so not `config`, nor the file's `resources`).
 inline constexpr ScalarField kScalarFields[] = {
     {"listen", &Settings::listen, false, false},
     {"upstream", &Settings::upstream, false, false},
@@ -85,6 +98,8 @@ inline constexpr ScalarField kScalarFields[] = {
     {"write-sync", &Settings::write_sync, false, true},
     {"state-dir", &Settings::state_dir, true, false},
     {"mode", &Settings::mode, false, false},
+    {"cache-on-demand", &Settings::cache_on_demand, false, true},
+    {"cache-idle-timeout", &Settings::cache_idle_timeout, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

@@ -31,6 +31,7 @@ struct ProxyMetrics::Impl {
                                          .Help("Open long-running responses: watches, unbounded streams, upgrades.")
                                          .Register(registry)
                                          .Add({});
+  MetricsCollector collector;
 };
 
 namespace {
@@ -66,9 +67,27 @@ void ProxyMetrics::connectionClosed() { impl_->open_connections.Decrement(); }
 void ProxyMetrics::streamOpened() { impl_->open_streams.Increment(); }
 void ProxyMetrics::streamClosed() { impl_->open_streams.Decrement(); }
 
+void ProxyMetrics::setCollector(MetricsCollector collector) { impl_->collector = std::move(collector); }
+
 std::string ProxyMetrics::renderText() const {
+  std::vector<prometheus::MetricFamily> families = impl_->registry.Collect();
+  if (impl_->collector) {
+    for (CollectedFamily& collected : impl_->collector()) {
+      prometheus::MetricFamily family;
+      family.name = std::move(collected.name);
+      family.help = std::move(collected.help);
+      family.type = collected.counter ? prometheus::MetricType::Counter : prometheus::MetricType::Gauge;
+      for (CollectedFamily::Sample& sample : collected.samples) {
+        prometheus::ClientMetric metric;
+        for (auto& [name, value] : sample.labels) metric.label.push_back({std::move(name), std::move(value)});
+        (collected.counter ? metric.counter.value : metric.gauge.value) = sample.value;
+        family.metric.push_back(std::move(metric));
+      }
+      families.push_back(std::move(family));
+    }
+  }
   std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, impl_->registry.Collect());
+  prometheus::TextSerializer().Serialize(out, families);
   return out.str();
 }
 

@@ -10,12 +10,30 @@
 //   kube_cache_proxy_open_connections                                  gauge (downstream)
 //   kube_cache_proxy_open_streams                                      gauge (watches, chunked
 //       responses without a length, upgraded connections)
+//   plus whatever the collector set with setCollector() reports at each scrape (the
+//   per-resource cache metrics, which cmd gathers from the informer manager).
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace proxy {
+
+// Metrics computed by someone else at scrape time, one family at a time.
+struct CollectedFamily {
+  struct Sample {
+    std::vector<std::pair<std::string, std::string>> labels;
+    double value = 0;
+  };
+  std::string name;  // the full name, kube_cache_proxy_...
+  std::string help;
+  bool counter = false;  // else a gauge
+  std::vector<Sample> samples;
+};
+using MetricsCollector = std::function<std::vector<CollectedFamily>()>;
 
 class ProxyMetrics {
  public:
@@ -31,6 +49,10 @@ class ProxyMetrics {
   void connectionClosed();
   void streamOpened();
   void streamClosed();
+
+  // Called on every renderText(), from the thread that renders. Set it before the
+  // server starts.
+  void setCollector(MetricsCollector collector);
 
   std::string renderText() const;
 

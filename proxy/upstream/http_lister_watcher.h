@@ -2,26 +2,19 @@
 // HttpListerWatcher: the watch::ListerWatcher of one resource collection on the upstream
 // apiserver, over cpp-httplib (HTTP/1.1, TLS with OpenSSL).
 //
-// - TLS trust is configured on the OpenSSL context directly: only `ca_pem` (or, when it is
-//   empty, the system roots) is trusted, and the peer must match `tls_server_name` or the
-//   host. httplib's own verification is bypassed because handing it a CA store also
-//   trusts every system root (measured on 0.11.4).
-// - The bearer token file, when set, is re-read whenever its modification time changes,
-//   because projected service-account tokens rotate on disk.
+// - Clients, TLS trust and the bearer token come from an UpstreamConnector, which many
+//   lister-watchers (one per cached resource) may share.
 // - list() and watch() are meant for one reflector thread; each uses its own client, so
 //   a long watch never waits for a list. A stop request interrupts a blocked watch
 //   by shutting down its socket (httplib::ClientImpl::stop()).
-// - Because the client writes to sockets without MSG_NOSIGNAL, constructing one sets
-//   SIGPIPE to ignored for the whole process (as httplib::Server does).
 //
 // Construction throws std::invalid_argument for unusable TLS material.
 
 #include <chrono>
-#include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "proxy/upstream/upstream_connector.h"
 #include "proxy/upstream_options.h"
 #include "watch/lister_watcher.h"
 
@@ -49,6 +42,8 @@ class HttpListerWatcher final : public watch::ListerWatcher {
   // "/apis/apps/v1/deployments"; the upstream's path_prefix is prepended.
   HttpListerWatcher(UpstreamOptions upstream, std::string collection_path,
                     HttpListerWatcherOptions options = {});
+  HttpListerWatcher(std::shared_ptr<UpstreamConnector> connector, std::string collection_path,
+                    HttpListerWatcherOptions options = {});
   ~HttpListerWatcher() override;
   HttpListerWatcher(const HttpListerWatcher&) = delete;
   HttpListerWatcher& operator=(const HttpListerWatcher&) = delete;
@@ -65,23 +60,11 @@ class HttpListerWatcher final : public watch::ListerWatcher {
 
  private:
   std::string requestTarget(const watch::ListOptions& opts, bool watch) const;
-  std::unique_ptr<httplib::ClientImpl> makeClient() const;
-  // The Authorization header value, or "" for none. Re-reads the token file if it changed.
-  std::string authorization();
 
-  UpstreamOptions upstream_;
+  std::shared_ptr<UpstreamConnector> connector_;
   std::string collection_path_;
   HttpListerWatcherOptions options_;
-  // The name the client connects to: tls_server_name when set (for SNI and verification),
-  // mapped to the resolved address of the configured host.
-  std::string client_host_;
-  std::string connect_address_;  // numeric address for client_host_, or "" to resolve it
-
   std::unique_ptr<httplib::ClientImpl> list_client_;
-
-  std::mutex token_mu_;
-  std::string token_;                              // guarded by token_mu_
-  std::filesystem::file_time_type token_mtime_{};  // guarded by token_mu_
 };
 
 }  // namespace proxy::upstream

@@ -82,6 +82,8 @@ void ApiServer::handle(const HttpRequest& req, ResponseStream& out) {
   if (req.path.rfind("/openapi/", 0) == 0) {
     if (handleOpenApi(req, out)) return;
   }
+  // Read-only CustomResourceDefinitions of the catalog's custom resources (S6).
+  if (req.path.rfind("/apis/apiextensions.k8s.io/", 0) == 0 && handleDiscovery(req, out)) return;
   RequestInfo info = parseRequestInfo(req);
   if (info.is_resource_request) {
     handleResource(req, info, out);

@@ -1,5 +1,6 @@
 // Discovery (N5): legacy /api, /apis, /api/v1, /apis/<g>[/<v>] and aggregated
 // discovery v2 (APIGroupDiscoveryList with ETag / 304), all derived from the catalog.
+#include <algorithm>
 #include <functional>
 
 #include <rapidjson/stringbuffer.h>
@@ -168,6 +169,65 @@ std::string aggregated(const ResourceCatalog& cat, bool legacy) {
   return sb.GetString();
 }
 
+// A CustomResourceDefinition for every custom (builtin: false) resource of the catalog,
+// one per group/resource with all its versions, as GET on apiextensions.k8s.io/v1 returns it.
+std::vector<std::pair<std::string, std::string>> customResourceDefinitions(const ResourceCatalog& cat) {
+  std::vector<std::pair<std::string, std::string>> out;  // name, JSON
+  std::vector<std::string> names;
+  for (const auto& r : cat.resources()) {
+    if (r.def.builtin) continue;
+    const std::string name = r.def.resource + "." + r.def.group;
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    names.push_back(name);
+    rapidjson::StringBuffer sb;
+    Writer w(sb);
+    w.StartObject();
+    w.Key("kind"); w.String("CustomResourceDefinition");
+    w.Key("apiVersion"); w.String("apiextensions.k8s.io/v1");
+    w.Key("metadata"); w.StartObject();
+    w.Key("name"); w.String(name.c_str());
+    w.Key("resourceVersion"); w.String("1");
+    w.Key("generation"); w.Int(1);
+    w.EndObject();
+    w.Key("spec"); w.StartObject();
+    w.Key("group"); w.String(r.def.group.c_str());
+    w.Key("names"); w.StartObject();
+    w.Key("plural"); w.String(r.def.resource.c_str());
+    w.Key("singular"); w.String(r.def.singular.c_str());
+    strings(w, "shortNames", r.def.short_names);
+    w.Key("kind"); w.String(r.def.kind.c_str());
+    w.Key("listKind"); w.String(r.def.list_kind.c_str());
+    strings(w, "categories", r.def.categories);
+    w.EndObject();
+    w.Key("scope"); w.String(r.def.namespaced ? "Namespaced" : "Cluster");
+    w.Key("versions"); w.StartArray();
+    bool storage = true;
+    for (const auto& v : cat.resources()) {
+      if (v.def.builtin || v.def.group != r.def.group || v.def.resource != r.def.resource) continue;
+      w.StartObject();
+      w.Key("name"); w.String(v.def.version.c_str());
+      w.Key("served"); w.Bool(true);
+      w.Key("storage"); w.Bool(storage);
+      storage = false;
+      if (!v.def.selectable_fields.empty()) {
+        w.Key("selectableFields"); w.StartArray();
+        for (const auto& f : v.def.selectable_fields) {
+          w.StartObject();
+          w.Key("jsonPath"); w.String(("." + f).c_str());
+          w.EndObject();
+        }
+        w.EndArray();
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+    out.emplace_back(name, sb.GetString());
+  }
+  return out;
+}
+
 bool wantsAggregated(const std::string& accept) {
   // The first acceptable entry decides; clients list v2 first when they support it.
   auto pos = accept.find("as=APIGroupDiscoveryList");
@@ -185,6 +245,32 @@ bool wantsAggregated(const std::string& accept) {
 bool ApiServer::handleDiscovery(const HttpRequest& req, ResponseStream& out) {
   const std::string& p = req.path;
   std::string path = p.size() > 1 && p.back() == '/' ? p.substr(0, p.size() - 1) : p;
+  const std::string crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+  if (path == crds) {
+    std::string body = R"({"kind":"CustomResourceDefinitionList","apiVersion":"apiextensions.k8s.io/v1","metadata":{"resourceVersion":"1"},"items":[)";
+    bool first = true;
+    for (const auto& [name, json] : customResourceDefinitions(catalog_)) {
+      body += first ? "" : ",";
+      body += json;
+      first = false;
+    }
+    sendJsonBody(out, 200, body + "]}");
+    return true;
+  }
+  if (path.rfind(crds + "/", 0) == 0) {
+    const std::string name = path.substr(crds.size() + 1);
+    for (const auto& [crd_name, json] : customResourceDefinitions(catalog_)) {
+      if (crd_name != name) continue;
+      sendJsonBody(out, 200, std::string(json));
+      return true;
+    }
+    ApiError error{404, "NotFound", "customresourcedefinitions.apiextensions.k8s.io \"" + name + "\" not found"};
+    error.name = name;
+    error.group = "apiextensions.k8s.io";
+    error.kind = "customresourcedefinitions";
+    sendStatusError(out, error);
+    return true;
+  }
   if ((path == "/api" || path == "/apis") && wantsAggregated(req.header("accept"))) {
     std::string body = aggregated(catalog_, path == "/api");
     std::string etag = "\"" + std::to_string(std::hash<std::string>{}(body)) + "\"";

@@ -10,7 +10,6 @@ import unittest
 
 import clients
 import harness
-from test_cached_reads import proxy_caches
 
 
 class Scenarios:
@@ -122,8 +121,8 @@ class KubectlParityTest(unittest.TestCase):
         workdir = tempfile.mkdtemp()
         apiserver = clients.start_apiserver(processes, "--sample-data")
         # With the informer manager built in, the reads kubectl makes are served from the cache.
-        cache = ["--cache", "pods,configmaps,namespaces,deployments.apps,widgets.example.com"] if proxy_caches() else []
-        proxy = processes.proxy("http://127.0.0.1:%d" % apiserver.port, *cache)
+        proxy = processes.proxy("http://127.0.0.1:%d" % apiserver.port,
+                                "--cache", "pods,configmaps,namespaces,deployments.apps,widgets.example.com")
         direct = clients.Kubectl("http://127.0.0.1:%d" % apiserver.port, workdir)
         proxied = clients.Kubectl("http://127.0.0.1:%d" % proxy.port, workdir)
         commands = [

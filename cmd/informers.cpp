@@ -1,0 +1,129 @@
+#include "informers.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "proxy/upstream/http_lister_watcher.h"
+
+namespace cmd {
+namespace {
+
+// Relists after an upstream outage are spread out: a few at once, then two a second
+// (client-go's lesson from kubernetes/kubernetes#86483).
+constexpr double kRelistsPerSecond = 2;
+constexpr double kRelistBurst = 5;
+
+void logTo(watch::LogLevel level, std::string_view message) {
+  switch (level) {
+    case watch::LogLevel::Debug: spdlog::debug("{}", message); break;
+    case watch::LogLevel::Info: spdlog::info("{}", message); break;
+    case watch::LogLevel::Warning: spdlog::warn("{}", message); break;
+    case watch::LogLevel::Error: spdlog::error("{}", message); break;
+  }
+}
+
+std::string collectionPath(const watch::ApiResource& resource, const std::string& namespace_name) {
+  std::string path = resource.group.empty() ? "/api/" + resource.version
+                                            : "/apis/" + resource.group + "/" + resource.version;
+  if (!namespace_name.empty()) path += "/namespaces/" + namespace_name;
+  return path + "/" + resource.resource;
+}
+
+std::vector<cache::SelectableField> indexPaths(const config::CacheResourceConfig& resource) {
+  std::vector<cache::SelectableField> out;
+  for (const auto& [name, path] : resource.indexes) {
+    cache::SelectableField field{name, {}};
+    std::istringstream parts(path);
+    for (std::string part; std::getline(parts, part, '.');) field.path.push_back(part);
+    out.push_back(std::move(field));
+  }
+  return out;
+}
+
+watch::InformerManagerOptions managerOptions(const config::Config& c) {
+  watch::InformerManagerOptions o;
+  for (const config::GroupResource& resource : c.cache) {
+    watch::ConfiguredResource configured;
+    configured.group = resource.group;
+    configured.resource = resource.resource;
+    for (const config::CacheResourceConfig& options : c.cache_resources) {
+      if (options.resource != resource) continue;
+      configured.namespaces = options.namespaces;
+      configured.strip_managed_fields = options.strip_managed_fields;
+      configured.index_paths = indexPaths(options);
+    }
+    o.configured.push_back(std::move(configured));
+  }
+  for (const config::GroupResource& resource : c.no_cache) o.deny.push_back({resource.group, resource.resource});
+  o.on_demand = c.cache_on_demand;
+  o.idle_timeout = c.cache_idle_timeout;
+  // Idle stops are checked at least a few times per idle timeout.
+  o.housekeeping_interval = std::clamp<std::chrono::milliseconds>(c.cache_idle_timeout / 4, std::chrono::milliseconds(50),
+                                                                  std::chrono::seconds(1));
+  o.log = logTo;
+  o.reflector.log = logTo;
+  return o;
+}
+
+}  // namespace
+
+Informers::Informers(const config::Config& config, const proxy::UpstreamOptions& upstream)
+    : relist_limiter_(clock_, kRelistsPerSecond, kRelistBurst),
+      connector_(std::make_shared<proxy::upstream::UpstreamConnector>(upstream)),
+      discovery_(connector_) {
+  auto factory = [connector = connector_](const watch::ApiResource& resource, const std::string& namespace_name) {
+    return std::make_unique<proxy::upstream::HttpListerWatcher>(connector, collectionPath(resource, namespace_name));
+  };
+  manager_ = std::make_shared<watch::InformerManager>(managerOptions(config), discovery_, std::move(factory), clock_,
+                                                      store_clock_, relist_limiter_);
+}
+
+proxy::MetricsCollector Informers::metricsCollector() const {
+  return [manager = manager_] {
+    struct Family {
+      const char* name;
+      const char* help;
+      bool counter;
+      double (*value)(const watch::Informer&);
+    };
+    static const Family kFamilies[] = {
+        {"kube_cache_proxy_cache_objects", "Objects in the cache of a resource.", false,
+         [](const watch::Informer& i) { return double(i.store().stats().objects.load()); }},
+        {"kube_cache_proxy_cache_json_bytes", "Bytes of JSON of the cached objects.", false,
+         [](const watch::Informer& i) { return double(i.store().stats().json_bytes.load()); }},
+        {"kube_cache_proxy_cache_overhead_bytes", "Bytes besides the JSON: object structs, metadata, indexes.", false,
+         [](const watch::Informer& i) { return double(i.store().stats().overhead_bytes.load()); }},
+        {"kube_cache_proxy_cache_history_events", "Events in the watch history window.", false,
+         [](const watch::Informer& i) { return double(i.store().stats().history_events.load()); }},
+        {"kube_cache_proxy_cache_resource_version", "The resourceVersion the cache is synced to.", false,
+         [](const watch::Informer& i) { return double(i.store().currentRV()); }},
+        {"kube_cache_proxy_cache_synced", "1 once the first full state of the resource reached the cache.", false,
+         [](const watch::Informer& i) { return i.hasSynced() ? 1.0 : 0.0; }},
+        {"kube_cache_proxy_cache_relists_total", "Full relists from the upstream.", true,
+         [](const watch::Informer& i) { return double(i.reflectorStats().upstream_relists_total.load()); }},
+        {"kube_cache_proxy_cache_watch_restarts_total", "Upstream watches opened after the first.", true,
+         [](const watch::Informer& i) { return double(i.reflectorStats().upstream_watch_restarts_total.load()); }},
+        {"kube_cache_proxy_cache_events_applied_total", "Upstream ADDED/MODIFIED/DELETED events applied.", true,
+         [](const watch::Informer& i) { return double(i.reflectorStats().events_applied_total.load()); }},
+    };
+    const auto informers = manager->informers();
+    std::vector<proxy::CollectedFamily> out;
+    for (const Family& family : kFamilies) {
+      proxy::CollectedFamily collected{family.name, family.help, family.counter, {}};
+      for (const auto& informer : informers) {
+        collected.samples.push_back({{{"resource", informer->resource().displayName()},
+                                      {"version", informer->resource().version},
+                                      {"namespace", informer->namespaceScope()}},
+                                     family.value(*informer)});
+      }
+      out.push_back(std::move(collected));
+    }
+    return out;
+  };
+}
+
+}  // namespace cmd

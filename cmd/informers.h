@@ -1,0 +1,41 @@
+#pragma once
+// The informer side of the process: discovery, the informer manager and what they
+// share (clocks, the relist limiter, one upstream connector), built from the
+// configuration. Declared before the server in main so that it outlives every request
+// that may still hold a cached resource.
+
+#include <memory>
+
+#include "cache/clock.h"
+#include "config/config.h"
+#include "proxy/proxy_metrics.h"
+#include "proxy/upstream/http_discovery.h"
+#include "proxy/upstream/upstream_connector.h"
+#include "proxy/upstream_options.h"
+#include "watch/clock.h"
+#include "watch/informer_manager.h"
+#include "watch/relist_limiter.h"
+
+namespace cmd {
+
+class Informers {
+ public:
+  // Throws std::exception for unusable upstream TLS material.
+  Informers(const config::Config& config, const proxy::UpstreamOptions& upstream);
+  Informers(const Informers&) = delete;
+  Informers& operator=(const Informers&) = delete;
+
+  std::shared_ptr<watch::InformerManager> manager() const { return manager_; }
+  // Per-resource cache metrics for /metrics.
+  proxy::MetricsCollector metricsCollector() const;
+
+ private:
+  watch::RealClock clock_;
+  cache::RealClock store_clock_;
+  watch::TokenBucketRelistLimiter relist_limiter_;
+  std::shared_ptr<proxy::upstream::UpstreamConnector> connector_;
+  proxy::upstream::HttpDiscovery discovery_;
+  std::shared_ptr<watch::InformerManager> manager_;
+};
+
+}  // namespace cmd

@@ -1,0 +1,83 @@
+#include "watch/informer.h"
+
+#include <utility>
+
+namespace watch {
+
+// Notes 403 answers on the way through, so the manager can tell "not allowed to list
+// this collection" (fall back to namespaces) from an outage (the reflector retries).
+class Informer::ObservedListerWatcher final : public ListerWatcher {
+ public:
+  ObservedListerWatcher(std::unique_ptr<ListerWatcher> upstream, std::atomic<bool>& forbidden)
+      : upstream_(std::move(upstream)), forbidden_(forbidden) {}
+
+  // watch::ListerWatcher
+  ListResponse list(const ListOptions& opts, std::stop_token stop) override {
+    ListResponse response = upstream_->list(opts, stop);
+    if (response.status == 403) forbidden_.store(true, std::memory_order_release);
+    return response;
+  }
+  WatchResult watch(const ListOptions& opts, const LineCallback& on_line, std::stop_token stop) override {
+    WatchResult result = upstream_->watch(opts, on_line, stop);
+    if (result.end == WatchEnd::HttpError && result.status == 403) forbidden_.store(true, std::memory_order_release);
+    return result;
+  }
+
+ private:
+  std::unique_ptr<ListerWatcher> upstream_;
+  std::atomic<bool>& forbidden_;
+};
+
+cache::StoreOptions Informer::storeOptions(const InformerOptions& options) {
+  cache::StoreOptions out;
+  out.history = options.history;
+  // Every selectable field gets an index: per-node agents list and watch pods by
+  // spec.nodeName, and a field selector on an indexed field reads one bucket.
+  if (options.resource.field_spec) {
+    for (const auto& field : options.resource.field_spec->fields) out.indexes.push_back(cache::indexes::byField(field.name));
+  }
+  for (const auto& path : options.index_paths) out.indexes.push_back(cache::indexes::byIndexPath(path.name));
+  return out;
+}
+
+cache::ParserOptions Informer::parserOptions(const InformerOptions& options) {
+  cache::ParserOptions out;
+  out.field_spec = options.resource.field_spec;
+  out.index_paths = options.index_paths;
+  out.strip_managed_fields = options.strip_managed_fields;
+  out.kind = options.resource.kind;
+  out.api_version = options.resource.apiVersion();
+  return out;
+}
+
+Informer::Informer(InformerOptions options, std::unique_ptr<ListerWatcher> lister_watcher, Clock& clock,
+                   cache::Clock& store_clock, RelistLimiter& relist_limiter)
+    : options_(std::move(options)),
+      name_(options_.namespace_scope.empty() ? options_.resource.displayName()
+                                             : options_.resource.displayName() + " in namespace " +
+                                                   options_.namespace_scope),
+      clock_(clock),
+      last_used_(clock.now().time_since_epoch().count()),
+      store_(storeOptions(options_), store_clock),
+      parser_(parserOptions(options_)),
+      dispatcher_(store_),
+      adapter_(store_, parser_, &dispatcher_),
+      lister_watcher_(std::make_unique<ObservedListerWatcher>(std::move(lister_watcher), forbidden_)) {
+  ReflectorOptions reflector = options_.reflector;
+  reflector.name = name_;
+  reflector_ = std::make_unique<Reflector>(std::move(reflector), *lister_watcher_, adapter_, clock_, relist_limiter);
+}
+
+Informer::~Informer() { stop(); }
+
+void Informer::start() { reflector_->start(); }
+
+void Informer::stop() { reflector_->stop(); }
+
+void Informer::markUsed() { last_used_.store(clock_.now().time_since_epoch().count(), std::memory_order_relaxed); }
+
+Clock::TimePoint Informer::lastUsed() const {
+  return Clock::TimePoint(Clock::Duration(last_used_.load(std::memory_order_relaxed)));
+}
+
+}  // namespace watch

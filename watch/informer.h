@@ -1,0 +1,99 @@
+#pragma once
+// Informer: one cached resource (apiserver Cacher, client-go SharedInformer): the store,
+// the parser that fills it, the dispatcher that fans its events out, and the reflector
+// that keeps it equal to the upstream, all for one GroupVersionResource, either for
+// the whole collection or for one namespace.
+//
+// Owned by the InformerManager through a shared_ptr; the serving side holds the same
+// shared_ptr (as a CachedResource) while it reads, and a downstream watch holds it for
+// its whole life. The manager reads use_count() to tell "in use" from idle.
+//
+// Thread-safe: CachedResource methods and the status accessors may be called from any
+// thread; start() and stop() from the manager's thread.
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/clock.h"
+#include "cache/object_meta_parser.h"
+#include "cache/thread_safe_store.h"
+#include "watch/cached_resource.h"
+#include "watch/clock.h"
+#include "watch/lister_watcher.h"
+#include "watch/reflector.h"
+#include "watch/relist_limiter.h"
+#include "watch/store_adapter.h"
+#include "watch/watch_dispatcher.h"
+
+namespace watch {
+
+struct InformerOptions {
+  // What discovery said; field_spec must be set.
+  ApiResource resource;
+  // "" for the whole collection, else the one namespace cached.
+  std::string namespace_scope;
+  // Ingestion transform: drop metadata.managedFields (off by default: the proxy is
+  // transparent unless told otherwise).
+  bool strip_managed_fields = false;
+  // Custom indexes by JSON path (name, path); each also becomes a store index.
+  std::vector<cache::SelectableField> index_paths;
+  cache::EventHistoryOptions history;
+  // Template for the reflector; its name is set from the resource.
+  ReflectorOptions reflector;
+  // Started on demand (may be stopped when idle) rather than configured.
+  bool on_demand = false;
+};
+
+class Informer final : public CachedResource {
+ public:
+  // The clocks and the limiter are borrowed and must outlive the informer.
+  Informer(InformerOptions options, std::unique_ptr<ListerWatcher> lister_watcher, Clock& clock,
+           cache::Clock& store_clock, RelistLimiter& relist_limiter);
+  ~Informer() override;
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  // Starts the reflector on its own thread.
+  void start();
+  // Stops the reflector and waits for it. Idempotent. Readers may keep using the store.
+  void stop();
+
+  // watch::CachedResource
+  const ApiResource& resource() const override { return options_.resource; }
+  const std::string& namespaceScope() const override { return options_.namespace_scope; }
+  const cache::ThreadSafeStore& store() const override { return store_; }
+  bool hasSynced() const override { return reflector_->hasSynced(); }
+  WatchDispatcher& dispatcher() override { return dispatcher_; }
+  void markUsed() override;
+
+  // The upstream answered 403 Forbidden to a list or watch of this collection: the
+  // manager drops the informer (and, cluster-wide, falls back to namespaces).
+  bool forbidden() const { return forbidden_.load(std::memory_order_acquire); }
+  bool onDemand() const { return options_.on_demand; }
+  Clock::TimePoint lastUsed() const;
+  const ReflectorStats& reflectorStats() const { return reflector_->stats(); }
+  // "pods", "deployments.apps in namespace web": for logs.
+  const std::string& name() const { return name_; }
+
+ private:
+  class ObservedListerWatcher;
+
+  static cache::StoreOptions storeOptions(const InformerOptions& options);
+  static cache::ParserOptions parserOptions(const InformerOptions& options);
+
+  InformerOptions options_;
+  std::string name_;
+  Clock& clock_;
+  std::atomic<bool> forbidden_{false};
+  std::atomic<Clock::Duration::rep> last_used_;  // clock_.now().time_since_epoch() ticks
+  cache::ThreadSafeStore store_;
+  cache::ObjectMetaParser parser_;
+  WatchDispatcher dispatcher_;
+  StoreAdapter adapter_;
+  std::unique_ptr<ListerWatcher> lister_watcher_;  // ObservedListerWatcher around the upstream's
+  std::unique_ptr<Reflector> reflector_;
+};
+
+}  // namespace watch
