@@ -146,8 +146,12 @@ class Universe:
         self.recent_rvs = [first_rv]  # list RVs seen in answers, newest last
         self.tokens = []  # continue tokens seen in answers (for replay after compaction)
         self.compacted = False
+        self.max_rv = int(first_rv)  # newest upstream RV seen: a lower bound for C1
 
     def saw_rv(self, rv):
+        """Records a list RV the upstream answered with (workers share the universe)."""
+        if rv and rv.isdigit():
+            self.max_rv = max(self.max_rv, int(rv))
         if rv and rv.isdigit() and rv != self.recent_rvs[-1]:
             self.recent_rvs.append(rv)
             del self.recent_rvs[:-200]

@@ -11,7 +11,9 @@ else (Exact, continue tokens, errors) is compared with the upstream asked the sa
   KCP_DIFF_REQUESTS=20000  more requests (default 3000)
   KCP_DIFF_SEED=N          replay one sequence (printed on every run)
   KCP_DIFF_REPORT=FILE     write every mismatch as JSON lines
-  KCP_SERVED_HEADER=NAME   the proxy's served-by header (default: detected)
+  KCP_SERVED_HEADER=NAME   the proxy's served-by header (default X-Kube-Cache-Proxy)
+  KCP_DIFF_STRICT=1        also fail on the known test-apiserver differences (trailing
+                           newline, order of two 400s)
 """
 import concurrent.futures
 import hashlib
@@ -20,6 +22,7 @@ import json
 import os
 import random
 import subprocess
+import threading
 import time
 import unittest
 import urllib.parse
@@ -31,6 +34,10 @@ import read_requests
 from read_compare import Answer
 
 CACHED = "pods,configmaps,widgets.example.com"
+# Where the test apiserver differs from kube-apiserver (bodies without the newline Go's
+# encoder writes; RV/continue errors reported before selector errors), answers that differ
+# only there are counted, and fail the test only with KCP_DIFF_STRICT=1.
+STRICT = os.environ.get("KCP_DIFF_STRICT") == "1"
 
 
 class Connection:
@@ -83,8 +90,24 @@ def served_by(answer):
     return how, rv
 
 
-class Mismatch(Exception):
-    pass
+class Budget:
+    """Requests left to send, shared by the workers; continue pages count too."""
+
+    def __init__(self, total, compact_at):
+        self.total, self.compact_at = total, compact_at
+        self.issued = 0
+        self.lock = threading.Lock()
+
+    def claim(self):
+        with self.lock:
+            if self.issued >= self.total:
+                return None
+            self.issued += 1
+            return self.issued
+
+    def add_page(self):
+        with self.lock:
+            self.issued += 1
 
 
 class DifferentialRun:
@@ -94,12 +117,13 @@ class DifferentialRun:
         self.upstream = Connection(upstream_port)
         self.proxy_port, self.upstream_port = proxy_port, upstream_port
         self.u = universe
-        self.max_upstream_rv = int(universe.first_rv)
         self.memo = {}  # (target, accept) -> sha256 of an upstream 200 answer to a deterministic request
         self.counts = {"requests": 0, "get": 0, "list": 0, "cache": 0, "upstream": 0, "unknown": 0,
                        "exact": 0, "relative": 0, "errors": 0, "unverifiable": 0, "history_kept": 0,
-                       "continue_pages": 0}
+                       "continue_pages": 0, "newline_only": 0,
+                       "selector_first": 0}
         self.mismatches = []
+        self.latency = {}  # "verb resource rv=form served_by" -> (requests, seconds)
 
     def close(self):
         self.proxy.close()
@@ -109,7 +133,6 @@ class DifferentialRun:
     def note_upstream(self, answer):
         rv = answer.list_rv() if answer.status == 200 else None
         if rv and rv.isdigit():
-            self.max_upstream_rv = max(self.max_upstream_rv, int(rv))
             self.u.saw_rv(rv)
 
     def note_proxy(self, answer):
@@ -120,7 +143,26 @@ class DifferentialRun:
             self.u.tokens.append(token)
             del self.u.tokens[:-100]
 
+    def timed(self, req, target):
+        """The proxy's answer, its latency booked under verb, RV form and how it was served."""
+        t = time.monotonic()
+        got = self.proxy.get(target, req.headers())
+        seconds = time.monotonic() - t
+        self.note_proxy(got)
+        rv = req.param("resourceVersion")
+        form = "continue" if req.param("continue") else "unset" if rv is None else "0" if rv == "0" else "N"
+        key = "%s %s rv=%s %s" % (req.verb, req.resource.plural, form, served_by(got)[0])
+        n, total = self.latency.get(key, (0, 0.0))
+        self.latency[key] = (n + 1, total + seconds)
+        return got
+
     def fail(self, req, target, got, want, diffs, note=""):
+        if read_compare.newline_only(diffs) and not STRICT:
+            self.counts["newline_only"] += 1
+            return
+        if want is not None and read_compare.selector_error_first(got, want) and not STRICT:
+            self.counts["selector_first"] += 1
+            return
         self.mismatches.append({
             "request": "GET " + target, "accept": req.accept, "verb": req.verb, "mode": req.mode,
             "note": note, "got": got.summary(), "want": want.summary() if want else None, "diffs": diffs,
@@ -131,7 +173,7 @@ class DifferentialRun:
         })
 
     # --- one request ---------------------------------------------------------------------------
-    def run(self, req):
+    def run(self, req, budget=None):
         self.counts["requests"] += 1
         self.counts[req.verb] += 1
         if req.verb == "get":
@@ -145,14 +187,15 @@ class DifferentialRun:
             nxt = read_requests.ReadRequest("list", req.resource, req.path, query, req.accept, "exact", gzip=req.gzip)
             self.counts["requests"] += 1
             self.counts["continue_pages"] += 1
+            if budget:
+                budget.add_page()
             answer = self.check_list(nxt, nxt.target())
         return answer
 
     def check_list(self, req, target):
         self.counts[req.mode] += 1
-        rv_before = self.max_upstream_rv
-        got = self.proxy.get(target, req.headers())
-        self.note_proxy(got)
+        rv_before = self.u.max_rv
+        got = self.timed(req, target)
         if req.mode == "exact" or got.status != 200:
             want = self.upstream.get(target, req.headers())
             self.note_upstream(want)
@@ -207,11 +250,10 @@ class DifferentialRun:
     def check_get(self, req):
         self.counts[req.mode] += 1
         target = req.target()
-        rv_before = self.max_upstream_rv
+        rv_before = self.u.max_rv
         ns_churn = "/namespaces/churn/" in req.path
         before = self.upstream.get(target, req.headers()) if ns_churn else None
-        got = self.proxy.get(target, req.headers())
-        self.note_proxy(got)
+        got = self.timed(req, target)
         after = self.upstream.get(target, req.headers())
         if got.status != 200:
             self.counts["errors"] += 1
@@ -329,46 +371,60 @@ class ReadDifferentialTest(unittest.TestCase):
                 print("no answer from the cache within 5 s: this build passes reads through")
 
         post(base, "/control/churn?rate=20&seconds=%d" % max(60, total // 20))
-        run = DifferentialRun(seed, px.port, api.port, universe)
-        gen = read_requests.Generator(seed, universe)
-        slow = concurrent.futures.ThreadPoolExecutor(max_workers=4)
-        slow_runs, slow_futures = [], []
-        compact_at = int(total * 0.85)
+        # Several workers, each with its own connections and its own request sequence
+        # (seed + worker number): consistent reads and too-large RVs spend most of their
+        # time waiting, and concurrent clients are what the proxy serves anyway.
+        workers = int(os.environ.get("KCP_DIFF_WORKERS", "4"))
+        budget = Budget(total, int(total * 0.85))
+        runs = [DifferentialRun(seed, px.port, api.port, universe) for _ in range(workers)]
+
+        def work(w):
+            gen = read_requests.Generator(seed * 1000 + w, universe)
+            while True:
+                n = budget.claim()
+                if n is None:
+                    return
+                if n == budget.compact_at:
+                    compacted = post(base, "/control/compact")["resourceVersion"]
+                    universe.compacted = True
+                    universe.recent_rvs[:] = [compacted]
+                runs[w].run(gen.next(), budget)
         started = time.monotonic()
-        i = 0
-        while run.counts["requests"] + sum(r.counts["requests"] for r in slow_runs) < total:
-            i += 1
-            if i == compact_at:
-                compacted = post(base, "/control/compact")["resourceVersion"]
-                universe.compacted = True
-                universe.recent_rvs[:] = [compacted]
-            req = gen.next()
-            if any(k == "resourceVersion" and v.isdigit() and int(v) > run.max_upstream_rv + 1_000_000
-                   for k, v in req.query):
-                # Too-large RVs wait 3 s on both servers (R7): run them aside, in parallel.
-                side = DifferentialRun(seed, px.port, api.port, universe)
-                slow_runs.append(side)
-                slow_futures.append(slow.submit(side.run, req))
-                continue
-            run.run(req)
-        for f in slow_futures:
-            f.result()
-        slow.shutdown()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+            for f in [pool.submit(work, w) for w in range(workers)]:
+                f.result()
         elapsed = time.monotonic() - started
-        for side in slow_runs:
+        run = runs[0]
+        for side in runs[1:]:
             for k, v in side.counts.items():
                 run.counts[k] += v
+            for k, (n, t) in side.latency.items():
+                m, u = run.latency.get(k, (0, 0.0))
+                run.latency[k] = (m + n, u + t)
             run.mismatches += side.mismatches
-            side.close()
-        run.close()
-
+        for r in runs:
+            r.close()
         c = run.counts
+        if os.environ.get("KCP_DIFF_LATENCY"):
+            for k, (n, t) in sorted(run.latency.items()):
+                print("  %-45s %5d requests, mean %.1f ms" % (k, n, t / n * 1000))
+        cache_share = {}
+        for k, (n, _) in run.latency.items():
+            verb, plural, form, how = k.split()
+            if form == "rv=unset" and verb == "list":
+                a, b = cache_share.get(plural, (0, 0))
+                cache_share[plural] = (a + (n if how == "cache" else 0), b + n)
+        print("consistent LISTs (RV unset) served from the cache: %s" % ", ".join(
+            "%s %d/%d" % (p, a, b) for p, (a, b) in sorted(cache_share.items())))
         print("%d requests (%d GET, %d LIST incl. %d continue pages; %d exact, %d at-proxy-rv; %d errors) in %.1f s"
               % (c["requests"], c["get"], c["list"], c["continue_pages"], c["exact"], c["relative"], c["errors"],
                  elapsed))
         print("served by the proxy: %d from cache, %d from upstream, %d unmarked; %d not verifiable (history "
               "compacted upstream), %d from history the upstream compacted" % (
                   c["cache"], c["upstream"], c["unknown"], c["unverifiable"], c["history_kept"]))
+        print("known test-apiserver differences from kube-apiserver (fail only with KCP_DIFF_STRICT=1): %d answers "
+              "differ only in the trailing newline, %d name the selector error before the RV/continue error" % (
+                  c["newline_only"], c["selector_first"]))
         print("mismatches: %d" % len(run.mismatches))
         if os.environ.get("KCP_DIFF_REPORT"):
             with open(os.environ["KCP_DIFF_REPORT"], "w") as f:
@@ -438,6 +494,16 @@ class ComparatorSelfTest(unittest.TestCase):
         later = dict(table, rows=[{"cells": ["x", "6s"]}])
         self.assertEqual(read_compare.differences(self.answer(json.dumps(table).encode()),
                                                   self.answer(json.dumps(later).encode())), [])
+
+    def test_newline_and_error_order_are_told_apart_from_real_differences(self):
+        a = _list([_pod("x")])
+        self.assertTrue(read_compare.newline_only(read_compare.differences(self.answer(a + b"\n"), self.answer(a))))
+        self.assertFalse(read_compare.newline_only(read_compare.differences(self.answer(a + b" \n"), self.answer(a))))
+        st = '{"kind":"Status","message":"%s","reason":"BadRequest","code":400}'
+        sel = self.answer((st % "field label not supported: x").encode(), 400)
+        tok = self.answer((st % "invalid continue token: bad").encode(), 400)
+        self.assertTrue(read_compare.selector_error_first(sel, tok))
+        self.assertFalse(read_compare.selector_error_first(tok, sel))
 
     def test_served_by_header_is_parsed(self):
         self.assertEqual(served_by(self.answer(b"", 200, [("X-Kube-Cache-Proxy", "cache; rv=42")])), ("cache", "42"))
