@@ -111,7 +111,8 @@ def selector_error_first(got, want):
     gm, wm = str(g.get("message", "")), str(w.get("message", ""))
     selector = ("field label" in gm or "not a known field selector" in gm or "unable to parse requirement" in gm
                 or gm.startswith("found ") or gm.startswith("invalid selector"))
-    return selector and (wm.startswith("invalid resource version") or wm.startswith("invalid continue token"))
+    return selector and (wm.startswith("invalid resource version") or wm.startswith("invalid continue token")
+                         or wm.startswith("specifying resource version is not allowed"))
 
 
 def newline_only(diffs):

@@ -135,6 +135,22 @@ def decode_token(token):
     return json.loads(base64.urlsafe_b64decode(token + pad))
 
 
+def token_rv(token):
+    """The rv of a well-formed continue token, else None."""
+    try:
+        rv = decode_token(token).get("rv")
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return rv if isinstance(rv, int) else None
+
+
+def with_token_rv(token, rv):
+    """The same continue token at another rv (same start key)."""
+    doc = decode_token(token)
+    doc["rv"] = int(rv)
+    return encode_token(doc)
+
+
 class Universe:
     """What exists upstream, so requests name real namespaces, objects, nodes and RVs."""
 
@@ -312,7 +328,9 @@ class Generator:
             mode = "exact"
         elif rv_mode == "continue":
             query += self._continue_query(res, ns)
-            mode = "exact"
+            token = next(v for k, v in query if k == "continue")
+            # A token with rv -1 continues at the latest RV: a consistent read (P7).
+            mode = "relative" if token_rv(token) == -1 else "exact"
         elif rv_mode == "large":
             query += [("resourceVersion", str(int(self.u.recent_rvs[-1]) + 10_000_000)),
                       ("resourceVersionMatch", r.choice(["NotOlderThan", "Exact"]))]

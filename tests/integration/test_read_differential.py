@@ -32,6 +32,7 @@ import harness
 import read_compare
 import read_requests
 from read_compare import Answer
+from read_requests import with_token_rv
 
 CACHED = "pods,configmaps,widgets.example.com"
 # Where the test apiserver differs from kube-apiserver (bodies without the newline Go's
@@ -224,15 +225,25 @@ class DifferentialRun:
             self.fail(req, target, got, None, ["answer carries no list resourceVersion"])
             return got
         original_rv = req.param("resourceVersion")
-        if original_rv is None and int(rv) < rv_before:
+        if original_rv in (None, "0") and req.param("continue") and int(rv) < rv_before:
+            self.fail(req, target, got, None, ["P7: an rv -1 continuation answered at rv %s, older than rv %d the "
+                                               "upstream had already issued before the request" % (rv, rv_before)])
+        elif original_rv is None and int(rv) < rv_before:
             self.fail(req, target, got, None, ["C1: consistent LIST answered at rv %s, older than rv %d the upstream "
                                                "had already issued before the request" % (rv, rv_before)])
         elif original_rv not in (None, "0") and original_rv.isdigit() and int(rv) < int(original_rv):
             self.fail(req, target, got, None, ["R3: NotOlderThan %s answered at older rv %s" % (original_rv, rv)])
-        query = [(k, v) for k, v in req.query if k not in ("resourceVersion", "resourceVersionMatch")]
-        if original_rv == "0":
-            query = [(k, v) for k, v in query if k != "limit"]  # P5: RV=0 ignores limit
-        query += [("resourceVersion", rv), ("resourceVersionMatch", "Exact")]
+        token = req.param("continue")
+        if token:
+            # An rv -1 token (P7) continues at the latest RV: compare with the same token at
+            # the RV the proxy answered at.
+            query = [(k, with_token_rv(token, rv) if k == "continue" else v) for k, v in req.query
+                     if k not in ("resourceVersion", "resourceVersionMatch")]
+        else:
+            query = [(k, v) for k, v in req.query if k not in ("resourceVersion", "resourceVersionMatch")]
+            if original_rv == "0":
+                query = [(k, v) for k, v in query if k != "limit"]  # P5: RV=0 ignores limit
+            query += [("resourceVersion", rv), ("resourceVersionMatch", "Exact")]
         expected_target = req.path + "?" + urllib.parse.urlencode(query)
         want = self.upstream.get(expected_target, req.headers())
         self.note_upstream(want)
