@@ -14,6 +14,27 @@ std::function<bool(const cache::Object&)> predicateFor(const cache::ListOptions&
   };
 }
 
+// ValidateNamespaceName: a DNS-1123 label.
+bool isNamespaceName(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s) {
+    if (!alnum(c) && c != '-') return false;
+  }
+  return true;
+}
+
+// The key range a LIST scans. Like the apiserver's registry (MatchesSingleNamespace), an
+// all-namespaces LIST whose field selector pins metadata.namespace scans only that
+// namespace, which decides whether a page has "more" (P6). Tokens stay relative to the
+// request's own prefix.
+std::string_view rangeNamespace(const cache::ListOptions& options, std::string_view ns) {
+  if (!ns.empty()) return ns;
+  const auto pinned = options.field_selector.requiredValue("metadata.namespace");
+  return pinned && isNamespaceName(*pinned) ? *pinned : std::string_view{};
+}
+
 // The store key relative to the list prefix, as continue tokens carry it (P2).
 std::string_view relativeKey(std::string_view key, std::string_view ns) {
   return ns.empty() ? key : key.substr(ns.size() + 1);
@@ -68,7 +89,7 @@ ListPlan planList(const cache::ListOptions& options, std::string_view ns) {
 ListResult listSnapshot(const cache::Snapshot& snapshot, const cache::ListOptions& options, std::string_view ns,
                         const ListPlan& plan) {
   cache::ListRequest request;
-  request.namespace_name = ns;
+  request.namespace_name = rangeNamespace(options, ns);
   request.start_key = plan.start_key;
   request.limit = plan.paginate && options.limit > 0 ? static_cast<size_t>(options.limit) : 0;
   request.predicate = predicateFor(options);

@@ -2,8 +2,10 @@
 // fence read, writing). The decisions are plain code with unit tests: read_route (cache
 // or upstream), cached_list (which state, which page), list_writer (the bytes),
 // read_status (the errors). docs/routing.md describes the whole path.
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -35,12 +37,14 @@ constexpr auto kResourceVersionWait = std::chrono::seconds(3);
 // through. Changes committed before the fence reach the proxy's watch within
 // milliseconds; a resource with no such changes reaches the fence only with the next
 // upstream bookmark (up to a minute), so a longer wait would only delay requests that
-// pass through anyway.
+// pass through anyway. The wait also ends once the cache has not moved for
+// kFenceQuietWait: nothing is in flight for it then.
 constexpr auto kFenceWait = std::chrono::milliseconds(250);
+constexpr auto kFenceQuietWait = std::chrono::milliseconds(100);
 constexpr auto kFenceTimeout = std::chrono::seconds(10);
 constexpr size_t kFenceMaxBody = 4 << 20;
 // Bytes handed to one socket write when streaming a list.
-constexpr size_t kPieceBytes = 64 * 1024;
+constexpr size_t kPieceBytes = 256 * 1024;
 
 template <class F>
 auto onUpstream(UpstreamConnection& conn, F&& f) {
@@ -126,15 +130,39 @@ asio::awaitable<std::optional<uint64_t>> fenceRead(UpstreamPool& pool, const std
   co_return std::nullopt;
 }
 
+// Per io thread: the store RV at which a resource last missed its fence. While the
+// store stays there, a new fence (never older than the last one) would miss again, so
+// consistent reads pass through at once instead of paying a fence read and a wait.
+// Keyed by store address; a stale entry only costs a pass-through or a fence (both safe).
+std::unordered_map<const cache::ThreadSafeStore*, uint64_t>& fenceMisses() {
+  thread_local std::unordered_map<const cache::ThreadSafeStore*, uint64_t> misses;
+  return misses;
+}
+
 // C1 for RV unset: true once the cache is proven at least as new as a quorum read
 // taken now; false means pass through.
 asio::awaitable<bool> awaitConsistency(CacheContext& ctx, const watch::CachedResource& cached,
                                        const std::string& collection) {
+  const cache::ThreadSafeStore& store = cached.store();
+  auto& misses = fenceMisses();
+  if (auto it = misses.find(&store); it != misses.end() && it->second == store.currentRV()) co_return false;
   const std::optional<uint64_t> fence = co_await fenceRead(ctx.pool, collection, ctx.options);
   if (!fence) co_return false;
-  const bool reached = co_await awaitResourceVersion(cached.store(), *fence, Clock::now() + kFenceWait);
-  if (!reached) spdlog::debug("{}: cache at {} did not reach fence {}", collection, cached.store().currentRV(), *fence);
-  co_return reached;
+  const auto deadline = Clock::now() + kFenceWait;
+  while (true) {
+    const uint64_t before = store.currentRV();
+    if (co_await awaitResourceVersion(store, *fence, std::min(deadline, Clock::now() + kFenceQuietWait))) {
+      misses.erase(&store);
+      co_return true;
+    }
+    const uint64_t now_at = store.currentRV();
+    if (now_at == before || Clock::now() >= deadline) {
+      spdlog::debug("{}: cache at {} did not reach fence {}", collection, now_at, *fence);
+      if (misses.size() > 4096) misses.clear();
+      misses[&store] = now_at;
+      co_return false;
+    }
+  }
 }
 
 HeaderList answerHeaders(uint64_t rv) {

@@ -3,8 +3,7 @@ resourceVersion (R2, R3, P1-P9, S1-S6, L1, N1, N4), say so in X-Kube-Cache-Proxy
 cost the upstream nothing (fence reads for consistent reads excepted).
 
 kube-cache-proxy --cache pods,configmaps,widgets.example.com in front of
-kube-test-apiserver --enable-control --sample-data. Without the informer manager built
-in, the same server with a static registry (tests/tools/cached_proxy.cpp) stands in.
+kube-test-apiserver --enable-control --sample-data.
 """
 import gzip
 import http.client
@@ -26,11 +25,11 @@ CACHED_PROXY_BIN = os.path.join(harness.BIN_DIR, "cached-proxy")
 
 
 def start_caching_proxy(processes, upstream_url, cache):
-    """kube-cache-proxy --cache when KCP_CACHED_READS_MAIN=1 (the informer manager wired
-    in cmd/), else cached-proxy: the same server with a static registry of reflectors."""
-    if os.environ.get("KCP_CACHED_READS_MAIN") == "1":
-        return processes.proxy(upstream_url, "--cache", cache)
-    return processes.start([CACHED_PROXY_BIN, "--upstream", upstream_url, "--cache", cache])
+    """kube-cache-proxy --cache; with KCP_CACHED_READS_STATIC=1 cached-proxy instead: the
+    same server with a static registry of reflectors (no discovery, no informer manager)."""
+    if os.environ.get("KCP_CACHED_READS_STATIC") == "1":
+        return processes.start([CACHED_PROXY_BIN, "--upstream", upstream_url, "--cache", cache])
+    return processes.proxy(upstream_url, "--cache", cache)
 
 
 def get(port, path, headers=None):
@@ -106,6 +105,11 @@ class CachedReadsTest(unittest.TestCase):
                       "fieldSelector=metadata.name%3Dweb-0", "labelSelector=app&fieldSelector=status.phase!%3DFailed"):
             self.assert_same("/api/v1/pods?resourceVersion=%s&resourceVersionMatch=Exact&%s" % (rv, query))
             self.assert_same("/api/v1/pods?limit=1&resourceVersion=%s&%s" % (rv, query))
+        # A selector pinning the namespace narrows the scanned range: no token on its last page (P6).
+        page = self.assert_same("/api/v1/pods?limit=1&resourceVersion=%s&fieldSelector=metadata.namespace%%3Ddefault" % rv)
+        while page["metadata"].get("continue"):
+            token = urllib.parse.quote(page["metadata"]["continue"])
+            page = self.assert_same("/api/v1/pods?limit=1&fieldSelector=metadata.namespace%%3Ddefault&continue=%s" % token)
         cm_rv = self.settled_rv("/api/v1/configmaps")
         self.assert_same("/api/v1/configmaps?resourceVersion=%s&resourceVersionMatch=Exact" % cm_rv)
         w_rv = self.settled_rv("/apis/example.com/v1/widgets")

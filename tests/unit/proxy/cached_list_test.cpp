@@ -148,3 +148,18 @@ TEST_CASE("Indexed reads give the same items as a scan (S1, S4)") {
     CHECK(keys(in_b) == keys(listSnapshot(*f.store.snapshot(), o, "b", planList(o, "b"))));
   }
 }
+
+TEST_CASE("A field selector pinning metadata.namespace limits the scanned range, so the last page has no token (P6)") {
+  Fixture f;
+  auto o = options("limit=2&fieldSelector=metadata.namespace%3Da");
+  auto r = listCurrent(f.store, o, "", planList(o, ""));
+  CHECK(keys(r) == Keys{"a/x", "a/y"});
+  CHECK(r.continue_token.empty());
+  auto one = options("limit=1&fieldSelector=metadata.namespace%3Da");
+  auto first = listCurrent(f.store, one, "", planList(one, ""));
+  CHECK(first.continue_token == cache::ContinueToken::encode(20, "a/x"));  // relative to the all-namespaces prefix
+  auto next_opts = options("limit=1&fieldSelector=metadata.namespace%3Da&continue=" + first.continue_token);
+  auto next = listSnapshot(**f.store.snapshotAt(20), next_opts, "", planList(next_opts, ""));
+  CHECK(keys(next) == Keys{"a/y"});
+  CHECK(next.continue_token.empty());
+}
