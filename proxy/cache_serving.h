@@ -30,6 +30,14 @@ struct CacheContext {
 asio::awaitable<std::optional<ForwardOutcome>> serveCachedRead(DownstreamRequest& req, CacheContext& ctx);
 asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamRequest& req, CacheContext& ctx);
 
+// C1 for reads with RV unset: true once the cache of `cached` is proven at least as new
+// as a quorum read taken now (an upstream `GET <collection>?limit=1` fence, then a
+// bounded wait for the store to reach its RV); false means "pass through".
+asio::awaitable<bool> awaitConsistency(CacheContext& ctx, const watch::CachedResource& cached,
+                                       const std::string& collection);
+// "/api/v1/namespaces/ns/pods": the collection a request reads, without the name.
+std::string collectionPath(const RequestInfo& info, std::string_view ns);
+
 // Waits without blocking the io thread until `store` reaches `rv` (true) or `deadline`
 // passes (false).
 asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,

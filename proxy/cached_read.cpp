@@ -51,16 +51,6 @@ auto onUpstream(UpstreamConnection& conn, F&& f) {
   return std::visit(std::forward<F>(f), conn.stream);
 }
 
-// "/api/v1/namespaces/ns/pods": the collection a request reads, without the name.
-std::string collectionPath(const RequestInfo& info, std::string_view ns) {
-  std::string path = "/" + info.api_prefix;
-  if (!info.api_group.empty()) path += "/" + info.api_group;
-  path += "/" + info.api_version;
-  if (!ns.empty()) path += "/namespaces/" + std::string(ns);
-  path += "/" + info.resource;
-  return path;
-}
-
 std::optional<uint64_t> listResourceVersion(const std::string& body) {
   simdjson::padded_string padded(body);
   simdjson::ondemand::parser parser;
@@ -137,32 +127,6 @@ asio::awaitable<std::optional<uint64_t>> fenceRead(UpstreamPool& pool, const std
 std::unordered_map<const cache::ThreadSafeStore*, uint64_t>& fenceMisses() {
   thread_local std::unordered_map<const cache::ThreadSafeStore*, uint64_t> misses;
   return misses;
-}
-
-// C1 for RV unset: true once the cache is proven at least as new as a quorum read
-// taken now; false means pass through.
-asio::awaitable<bool> awaitConsistency(CacheContext& ctx, const watch::CachedResource& cached,
-                                       const std::string& collection) {
-  const cache::ThreadSafeStore& store = cached.store();
-  auto& misses = fenceMisses();
-  if (auto it = misses.find(&store); it != misses.end() && it->second == store.currentRV()) co_return false;
-  const std::optional<uint64_t> fence = co_await fenceRead(ctx.pool, collection, ctx.options);
-  if (!fence) co_return false;
-  const auto deadline = Clock::now() + kFenceWait;
-  while (true) {
-    const uint64_t before = store.currentRV();
-    if (co_await awaitResourceVersion(store, *fence, std::min(deadline, Clock::now() + kFenceQuietWait))) {
-      misses.erase(&store);
-      co_return true;
-    }
-    const uint64_t now_at = store.currentRV();
-    if (now_at == before || Clock::now() >= deadline) {
-      spdlog::debug("{}: cache at {} did not reach fence {}", collection, now_at, *fence);
-      if (misses.size() > 4096) misses.clear();
-      misses[&store] = now_at;
-      co_return false;
-    }
-  }
 }
 
 HeaderList answerHeaders(uint64_t rv) {
@@ -322,6 +286,40 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
 }
 
 }  // namespace
+
+std::string collectionPath(const RequestInfo& info, std::string_view ns) {
+  std::string path = "/" + info.api_prefix;
+  if (!info.api_group.empty()) path += "/" + info.api_group;
+  path += "/" + info.api_version;
+  if (!ns.empty()) path += "/namespaces/" + std::string(ns);
+  path += "/" + info.resource;
+  return path;
+}
+
+asio::awaitable<bool> awaitConsistency(CacheContext& ctx, const watch::CachedResource& cached,
+                                       const std::string& collection) {
+  const cache::ThreadSafeStore& store = cached.store();
+  auto& misses = fenceMisses();
+  if (auto it = misses.find(&store); it != misses.end() && it->second == store.currentRV()) co_return false;
+  const std::optional<uint64_t> fence = co_await fenceRead(ctx.pool, collection, ctx.options);
+  if (!fence) co_return false;
+  const auto deadline = Clock::now() + kFenceWait;
+  while (true) {
+    const uint64_t before = store.currentRV();
+    if (co_await awaitResourceVersion(store, *fence, std::min(deadline, Clock::now() + kFenceQuietWait))) {
+      misses.erase(&store);
+      co_return true;
+    }
+    const uint64_t now_at = store.currentRV();
+    if (now_at == before || Clock::now() >= deadline) {
+      spdlog::debug("{}: cache at {} did not reach fence {}", collection, now_at, *fence);
+      if (misses.size() > 4096) misses.clear();
+      misses[&store] = now_at;
+      co_return false;
+    }
+  }
+}
+
 
 asio::awaitable<std::optional<ForwardOutcome>> serveCachedRead(DownstreamRequest& req, CacheContext& ctx) {
   if (req.method != "GET") co_return std::nullopt;  // HEAD and friends pass through

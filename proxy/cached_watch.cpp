@@ -425,6 +425,10 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
     co_return ForwardOutcome{answer->code, keep, false};
   }
   cached->markUsed();
+  if (std::get<WatchPlan>(planned).consistent &&
+      !co_await awaitConsistency(ctx, *cached, collectionPath(info, info.namespace_))) {
+    co_return std::nullopt;
+  }
   co_return co_await streamWatch(req, ctx, std::move(cached), std::move(std::get<WatchPlan>(planned)));
 }
 

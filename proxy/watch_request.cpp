@@ -123,6 +123,9 @@ std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::s
   } else {
     plan.start = WatchPlan::Start::Now;
   }
+  // RV "0" means "any state" and N is waited for above; only an absent RV asks for the
+  // current one (W4, W9 "RV unset: fetch current etcd revision X, wait until cache >= X").
+  plan.consistent = !options.parsed_resource_version.has_value() && plan.start != WatchPlan::Start::Resume;
 
   // W8: timeoutSeconds > 0 is honoured; otherwise a random lifetime so that clients do
   // not reconnect in lockstep. Either way no watch outlives the server's maximum.

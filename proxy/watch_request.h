@@ -27,6 +27,10 @@ struct WatchPlan {
   uint64_t from_rv = 0;  // Resume: the requested RV
   // W9 with RV=N: wait (bounded) until the cache reaches N, else ERROR 504 TooLarge.
   std::optional<uint64_t> wait_for_rv;
+  // RV unset (W4 "Most Recent", W9): the stream must start at a state at least as new
+  // as a quorum read when the request arrived (C1), so the cache must first prove it
+  // has reached the upstream's current revision (a fence), else the watch passes through.
+  bool consistent = false;
   bool allow_bookmarks = false;
   // Send the k8s.io/initial-events-end bookmark after the initial events (W9).
   bool initial_events_end = false;

@@ -225,7 +225,7 @@ class CachedWatchTest(unittest.TestCase):
 
     def test_watchers_that_never_read_are_closed_without_holding_back_the_others(self):
         slow_proxy = self.processes.start([SERVER_BIN, "--upstream", self.upstream, "--cache", "pods",
-                                           "--queue-capacity", "20"], ready_timeout=20)
+                                           "--queue-capacity", "25"], ready_timeout=20)
         rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
         path = "/api/v1/pods?watch=1&resourceVersion=" + rv
         stalled = []
@@ -239,19 +239,20 @@ class CachedWatchTest(unittest.TestCase):
             self.addCleanup(sock.close)
         reader = self.watch(slow_proxy.port, path)
         rss_before = harness.rss_kib(slow_proxy.pid)
-        # 60 pods of ~100 KB: more than the kernel buffers of a client that never reads.
-        for i in range(60):
+        # 100 pods of ~100 KB (10 MB): more than a stalled connection's kernel buffers
+        # (the sender's grows to tcp_wmem's 4 MB maximum) plus its queue of 25 events.
+        for i in range(100):
             body = clients.pod("big-%d" % i)
             body["metadata"]["annotations"] = {"filler": "x" * 100000}
             status, out = clients.request(self.upstream + "/api/v1/namespaces/b/pods", "POST", body)
             self.assertEqual(status, 201, out)
-        reader.wait(lambda ev: len(ev) >= 60, timeout=30, message="the reading watcher's 60 events")
+        reader.wait(lambda ev: len(ev) >= 100, timeout=30, message="the reading watcher's 100 events")
         self.assertEqual([e["object"]["metadata"]["name"] for e in reader.snapshot()],
-                         ["big-%d" % i for i in range(60)])
+                         ["big-%d" % i for i in range(100)])
         slow = re.compile(rb'kube_cache_proxy_cached_watchers_terminated_slow_total\{resource="pods"\} 50(\.0+)?\n')
         harness.wait_for(lambda: slow.search(harness.http_get("127.0.0.1", slow_proxy.port, "/metrics")[2]),
                          timeout=20, message="50 slow watchers closed")
-        # Bounded: the 6 MB of events are shared; each stalled watcher holds at most its
+        # Bounded: the 10 MB of events are shared; each stalled watcher holds at most its
         # queue of pointers and one chunk in flight.
         self.assertLess(harness.rss_kib(slow_proxy.pid) - rss_before, 64 * 1024)
 

@@ -55,6 +55,19 @@ TEST_CASE("RV=N resumes from history; sendInitialEvents with RV=N waits for the 
   CHECK(none.start == WatchPlan::Start::Now);
 }
 
+TEST_CASE("Only watches without an RV must first prove the cache is as new as a quorum read (W4, W9, C1)") {
+  CHECK(std::get<WatchPlan>(plan("watch=1")).consistent);
+  CHECK(std::get<WatchPlan>(plan("watch=1&allowWatchBookmarks=true")).consistent);
+  CHECK(std::get<WatchPlan>(
+            plan("watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"))
+            .consistent);
+  CHECK(std::get<WatchPlan>(plan("watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan")).consistent);
+  CHECK_FALSE(std::get<WatchPlan>(plan("watch=1&resourceVersion=0")).consistent);
+  CHECK_FALSE(std::get<WatchPlan>(plan("watch=1&resourceVersion=0&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"))
+                  .consistent);
+  CHECK_FALSE(std::get<WatchPlan>(plan("watch=1&resourceVersion=120")).consistent);
+}
+
 TEST_CASE("Invalid watch-list combinations get the apiserver's 422 before streaming (R4, W9)") {
   auto a = std::get<HttpAnswer>(plan("watch=true&sendInitialEvents=true"));
   CHECK(a.code == 422);
