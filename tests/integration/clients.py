@@ -15,7 +15,7 @@ import harness
 
 ROOT = os.path.abspath(os.path.join(harness.HERE, "..", ".."))
 CLIENTS = os.path.join(ROOT, "tests", "clients")
-APISERVER_BIN = os.path.join(harness.BIN_DIR, "kube-test-apiserver")
+APISERVER_BIN = os.environ.get("KCP_APISERVER_BIN") or os.path.join(harness.BIN_DIR, "kube-test-apiserver")
 
 
 def kubectl_binary():
