@@ -21,14 +21,8 @@ METADATA_LIST_ACCEPT = ("application/vnd.kubernetes.protobuf;as=PartialObjectMet
                         "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
 
 
-CACHED_PROXY_BIN = os.path.join(harness.BIN_DIR, "cached-proxy")
-
-
 def start_caching_proxy(processes, upstream_url, cache):
-    """kube-cache-proxy --cache; with KCP_CACHED_READS_STATIC=1 cached-proxy instead: the
-    same server with a static registry of reflectors (no discovery, no informer manager)."""
-    if os.environ.get("KCP_CACHED_READS_STATIC") == "1":
-        return processes.start([CACHED_PROXY_BIN, "--upstream", upstream_url, "--cache", cache])
+    """kube-cache-proxy --cache: the informer manager caches exactly these resources."""
     return processes.proxy(upstream_url, "--cache", cache)
 
 
