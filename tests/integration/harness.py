@@ -33,7 +33,8 @@ def wait_for(condition, timeout=5.0, interval=0.01, message="condition"):
         if value:
             return value
         if time.monotonic() >= deadline:
-            raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, message))
+            raise AssertionError("timed out after %.1fs waiting for %s" % (
+                timeout, message() if callable(message) else message))
         time.sleep(interval)
 
 

@@ -244,18 +244,28 @@ class CachedWatchTest(unittest.TestCase):
         def all_slow_closed():
             return slow.search(harness.http_get("127.0.0.1", slow_proxy.port, "/metrics")[2])
 
+        closed = re.compile(rb'kube_cache_proxy_cached_watchers_terminated_slow_total\{resource="pods"\} [0-9.]+')
+
+        def reader_has(n):
+            reader.wait(lambda ev: len(ev) >= n, timeout=60,
+                        message=lambda: "the reading watcher's %d events (has %d, ended %s, error %r; %s)" % (
+                            n, len(reader.snapshot()), reader.ended, reader.error,
+                            closed.search(harness.http_get("127.0.0.1", slow_proxy.port, "/metrics")[2])))
+
         # Pods of ~100 KB until every stalled watcher is closed: a stalled connection absorbs
         # its kernel buffers (the sender's autotunes up to tcp_wmem's maximum, which differs
         # between machines), the write in flight and its queue of 25 events before it overflows.
+        # Batches of 10 paced by the reading watcher: a client that reads keeps up, however
+        # slow this machine is, and must never be closed.
         created = 0
         while created < 400 and not all_slow_closed():
-            for _ in range(20):
+            for _ in range(10):
                 body = clients.pod("big-%d" % created)
                 body["metadata"]["annotations"] = {"filler": "x" * 100000}
                 status, out = clients.request(self.upstream + "/api/v1/namespaces/b/pods", "POST", body)
                 self.assertEqual(status, 201, out)
                 created += 1
-        reader.wait(lambda ev: len(ev) >= created, timeout=30, message="the reading watcher's events")
+            reader_has(created)
         self.assertEqual([e["object"]["metadata"]["name"] for e in reader.snapshot()],
                          ["big-%d" % i for i in range(created)])
         harness.wait_for(all_slow_closed, timeout=20, message="50 slow watchers closed")
