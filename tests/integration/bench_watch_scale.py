@@ -34,6 +34,18 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def runqueue_wait_seconds(pid):
+    """Time the process's threads spent runnable but not running (schedstat field 2)."""
+    total = 0
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, task)) as f:
+                total += int(f.read().split()[1])
+        except OSError:
+            pass
+    return total / 1e9
+
+
 def write_pods(upstream, rate, seconds, node_count=0, filler=0, prefix="p"):
     """Creates rate*seconds pods at a steady rate; returns how many were created."""
     total = int(rate * seconds)
@@ -78,6 +90,7 @@ def run_load(processes, target, path, watchers, rate, seconds, stalled=0, distin
         rss_open = harness.rss_kib(target.pid)
         cpu0 = cpu_seconds(target.pid)
         load_cpu0 = cpu_seconds(load.pid)
+        wait0, load_wait0 = runqueue_wait_seconds(target.pid), runqueue_wait_seconds(load.pid)
         t1 = time.monotonic()
         created = write_pods(upstream, rate, seconds, node_count, filler, prefix)
         # Deliveries still in flight.
@@ -85,6 +98,8 @@ def run_load(processes, target, path, watchers, rate, seconds, stalled=0, distin
         elapsed = time.monotonic() - t1
         cpu = cpu_seconds(target.pid) - cpu0
         load_cpu = cpu_seconds(load.pid) - load_cpu0
+        wait = runqueue_wait_seconds(target.pid) - wait0
+        load_wait = runqueue_wait_seconds(load.pid) - load_wait0
         rss_end = harness.rss_kib(target.pid)
         load.stdin.close()
         result = json.loads(load.stdout.readline())
@@ -96,7 +111,9 @@ def run_load(processes, target, path, watchers, rate, seconds, stalled=0, distin
                   rss_end_kib=rss_end, kib_per_watcher=round((rss_open - rss_idle) / max(watchers + stalled, 1), 2),
                   server_cpu_s=round(cpu, 3), server_cpu_pct=round(100 * cpu / elapsed, 1),
                   server_cpu_ms_per_event=round(1000 * cpu / max(created, 1), 3),
-                  load_cpu_pct=round(100 * load_cpu / elapsed, 1))
+                  load_cpu_pct=round(100 * load_cpu / elapsed, 1),
+                  # Runnable but waiting for a CPU, summed over threads: the machine's share.
+                  server_runqueue_wait_s=round(wait, 2), load_runqueue_wait_s=round(load_wait, 2))
     return result
 
 
