@@ -44,6 +44,9 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.listen_host = c.listen.host;
   o.listen_port = c.listen.port;
   if (c.io_threads > 0) o.io_threads = static_cast<int>(c.io_threads);
+  o.watch_bookmark_interval = c.watch_bookmark_interval;
+  o.watch_max_lifetime = c.watch_max_lifetime;
+  o.watch_queue_capacity = c.watch_queue_capacity;
   return o;
 }
 

@@ -10,6 +10,7 @@
 // this header.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -101,6 +102,15 @@ struct Config {
   bool write_sync = false;  // after a write, wait until the cache has seen it
   std::string state_dir;    // empty: no on-disk state
   Mode mode = Mode::Sidecar;
+
+  // Watches served from the cache. Bookmarks every interval to clients that allow them
+  // (the apiserver's 60 s); a watch without timeoutSeconds lives a random time in
+  // [max/2, max), which with the default 1 h is the apiserver's --min-request-timeout
+  // (1800 s) times a random factor in [1, 2); a watcher that falls this many events
+  // behind is closed and resumes from its last RV.
+  std::chrono::milliseconds watch_bookmark_interval{std::chrono::seconds(60)};
+  std::chrono::milliseconds watch_max_lifetime{std::chrono::hours(1)};
+  size_t watch_queue_capacity = 1000;
 
   // Non-fatal findings for main to log once the logger exists.
   std::vector<std::string> warnings;

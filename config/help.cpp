@@ -43,6 +43,13 @@ Caching:
   --write-sync              after a write, wait until the cache has seen it (read-your-writes)
   --state-dir DIR           directory for on-disk state (default: none)
 
+Watches served from the cache:
+  --watch-bookmark-interval DUR  bookmark period for clients that allow bookmarks (default 60s)
+  --watch-max-lifetime DUR  longest watch; one without timeoutSeconds ends after a random time
+                            in [DUR/2, DUR) so clients do not reconnect in lockstep (default 1h:
+                            the apiserver's --min-request-timeout 1800s times a factor in [1,2))
+  --watch-queue-capacity N  events a watcher may fall behind before it is closed (default 1000)
+
 Logging:
   --log-format text|json    log line format (default text)
   -v, --v N                 log verbosity, 0 to 9 (default 0)

@@ -75,6 +75,11 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.no_cache) config.no_cache = parseResourceList(*settings.no_cache);
   if (settings.cache_on_demand) config.cache_on_demand = parseBool(*settings.cache_on_demand);
   if (settings.cache_idle_timeout) config.cache_idle_timeout = parseTimeout(*settings.cache_idle_timeout);
+  if (settings.watch_bookmark_interval) {
+    config.watch_bookmark_interval = parsePositiveDuration(*settings.watch_bookmark_interval);
+  }
+  if (settings.watch_max_lifetime) config.watch_max_lifetime = parsePositiveDuration(*settings.watch_max_lifetime);
+  if (settings.watch_queue_capacity) config.watch_queue_capacity = parseCount(*settings.watch_queue_capacity);
   if (settings.resources) {
     for (const ResourceSetting& setting : *settings.resources) {
       CacheResourceConfig resource = parseResourceSetting(setting);

@@ -58,6 +58,9 @@ struct Settings {
   std::optional<ListSetting> no_cache;
   std::optional<Setting> cache_on_demand;
   std::optional<Setting> cache_idle_timeout;
+  std::optional<Setting> watch_bookmark_interval;
+  std::optional<Setting> watch_max_lifetime;
+  std::optional<Setting> watch_queue_capacity;
   std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
 };
@@ -100,6 +103,9 @@ inline constexpr ScalarField kScalarFields[] = {
     {"mode", &Settings::mode, false, false},
     {"cache-on-demand", &Settings::cache_on_demand, false, true},
     {"cache-idle-timeout", &Settings::cache_idle_timeout, false, false},
+    {"watch-bookmark-interval", &Settings::watch_bookmark_interval, false, false},
+    {"watch-max-lifetime", &Settings::watch_max_lifetime, false, false},
+    {"watch-queue-capacity", &Settings::watch_queue_capacity, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

@@ -121,6 +121,17 @@ std::chrono::milliseconds parseTimeout(const Setting& setting) {
   return std::chrono::ceil<std::chrono::milliseconds>(value);
 }
 
+std::chrono::milliseconds parsePositiveDuration(const Setting& setting) {
+  const auto value = parseTimeout(setting);
+  if (value.count() == 0) fail(setting, "must be positive");
+  return value;
+}
+
+size_t parseCount(const Setting& setting) {
+  if (!isDecimal(setting.value) || std::stoul(setting.value) == 0) fail(setting, "want a count from 1 to 999999999");
+  return std::stoul(setting.value);
+}
+
 bool parseBool(const Setting& setting) {
   static const char* const kTrue[] = {"1", "t", "T", "TRUE", "true", "True"};
   static const char* const kFalse[] = {"0", "f", "F", "FALSE", "false", "False"};

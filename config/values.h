@@ -4,6 +4,7 @@
 //   --log-format "xml": want text or json
 
 #include <chrono>
+#include <cstddef>
 #include <vector>
 
 #include "config/config.h"
@@ -17,6 +18,8 @@ Mode parseMode(const Setting& setting);
 int parseVerbosity(const Setting& setting);  // 0..9
 unsigned parseIoThreads(const Setting& setting);
 std::chrono::milliseconds parseTimeout(const Setting& setting);  // Go duration, >= 0
+std::chrono::milliseconds parsePositiveDuration(const Setting& setting);  // Go duration, > 0
+size_t parseCount(const Setting& setting);  // decimal, >= 1
 bool parseBool(const Setting& setting);  // Go strconv.ParseBool spellings
 std::vector<GroupResource> parseResourceList(const ListSetting& setting);
 

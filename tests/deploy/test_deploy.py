@@ -88,6 +88,18 @@ class HelmChartTest(unittest.TestCase):
         self.assertEqual(config["log-format"], "text")
         self.assertEqual(config["listen"], "0.0.0.0:8001")
 
+    def test_the_config_file_carries_the_watch_options(self):
+        (cm,) = by_kind(template(), "ConfigMap")
+        config = yaml.safe_load(cm["data"]["config.yaml"])
+        self.assertEqual((config["watch-bookmark-interval"], config["watch-max-lifetime"],
+                          config["watch-queue-capacity"]), ("60s", "1h", 1000))
+        docs = template("--set", "watch.bookmarkInterval=30s", "--set", "watch.maxLifetime=1h30m",
+                        "--set", "watch.queueCapacity=200")
+        (cm,) = by_kind(docs, "ConfigMap")
+        config = yaml.safe_load(cm["data"]["config.yaml"])
+        self.assertEqual((config["watch-bookmark-interval"], config["watch-max-lifetime"],
+                          config["watch-queue-capacity"]), ("30s", "1h30m", 200))
+
     def test_deployment_probes_and_security_context(self):
         (deploy,) = by_kind(template(), "Deployment")
         spec = deploy["spec"]["template"]["spec"]
@@ -130,6 +142,8 @@ class HelmChartTest(unittest.TestCase):
             (["--set", "logFormat=xml"], "logFormat"),
             (["--set", "extraArgs={v=2}"], "extraArgs.0"),
             (["--set", "unknownKey=1"], "unknownKey"),
+            (["--set", "watch.queueCapacity=0"], "watch.queueCapacity"),
+            (["--set", "watch.maxLifetime=soon"], "watch.maxLifetime"),
             (["--set", "cache.resources={pods}", "--set", "cache.deny={pods}"], "both list \"pods\""),
         ]
         for flags, needle in cases:

@@ -17,7 +17,6 @@ import time
 import clients
 import harness
 
-SERVER_BIN = os.path.join(harness.BIN_DIR, "cached-watch-server")
 
 
 def cpu_seconds(pid):
@@ -55,8 +54,12 @@ async def main(watchers, events, direct):
         api = clients.start_apiserver(processes, "--enable-control")
         upstream = "http://127.0.0.1:%d" % api.port
         clients.ensure_namespace(upstream, "bench")
-        proxy = api if direct else processes.start([SERVER_BIN, "--upstream", upstream, "--cache", "pods"],
-                                                   ready_timeout=30)
+        if direct:
+            proxy = api
+        else:
+            proxy = processes.proxy(upstream, "--cache", "pods", "--cache-on-demand=false")
+            harness.wait_for(lambda: harness.http_get(proxy.host, proxy.port, "/readyz")[0] == 200, timeout=30,
+                             message="the proxy's pod cache synced")
         rss_idle = harness.rss_kib(proxy.pid)
         rv = json.loads(clients.request(upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
         arrivals, ready = {}, []

@@ -225,7 +225,8 @@ TEST_CASE("The help text documents every flag") {
   const std::string help = config::helpText();
   for (const char* flag : {"--listen", "--upstream", "--kubeconfig", "--context", "--token-file", "--config",
                            "--log-format", "-v, --v", "--io-threads", "--shutdown-timeout", "--cache", "--no-cache",
-                           "--write-sync", "--state-dir", "--mode", "--help", "--version"}) {
+                           "--write-sync", "--state-dir", "--mode", "--help", "--version", "--watch-bookmark-interval",
+                           "--watch-max-lifetime", "--watch-queue-capacity"}) {
     CAPTURE(flag);
     CHECK(help.find(flag) != std::string::npos);
   }
