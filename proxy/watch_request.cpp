@@ -127,13 +127,12 @@ std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::s
   // current one (W4, W9 "RV unset: fetch current etcd revision X, wait until cache >= X").
   plan.consistent = !options.parsed_resource_version.has_value() && plan.start != WatchPlan::Start::Resume;
 
-  // W8: timeoutSeconds > 0 is honoured; otherwise a random lifetime so that clients do
-  // not reconnect in lockstep. Either way no watch outlives the server's maximum.
-  const auto random_lifetime = std::chrono::milliseconds(
+  // W8: timeoutSeconds > 0 is honoured as given, as the apiserver does; absent or 0 gets a
+  // random lifetime in [max/2, max) so that clients do not reconnect in lockstep.
+  plan.lifetime = std::chrono::milliseconds(
       max_lifetime.count() / 2 + static_cast<int64_t>(random_unit * static_cast<double>(max_lifetime.count() / 2)));
-  plan.lifetime = random_lifetime;
   if (options.timeout_seconds && *options.timeout_seconds > 0) {
-    plan.lifetime = std::min(random_lifetime, std::chrono::milliseconds(*options.timeout_seconds * 1000));
+    plan.lifetime = std::chrono::seconds(*options.timeout_seconds);
   }
   plan.filter = watch::WatchFilter(std::string(namespace_name), std::move(options.label_selector),
                                    std::move(options.field_selector));
