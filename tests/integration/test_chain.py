@@ -7,8 +7,8 @@ clients watch through B, and watch-list (W2, W9), bookmarks (W7), continue token
 P3) and resourceVersions (R1) come out of B exactly as they come out of A and the
 apiserver.
 """
+import http.client
 import json
-import tempfile
 import unittest
 import urllib.parse
 
@@ -20,10 +20,10 @@ from watch_streams import WatchStream, types
 CACHED = "pods,configmaps,namespaces"
 
 
-def start_chain(processes, upstream_url):
-    """Proxy A in front of the apiserver, proxy B in front of A; both cache CACHED."""
-    a = processes.proxy(upstream_url, "--cache", CACHED)
-    b = processes.proxy("http://127.0.0.1:%d" % a.port, "--cache", CACHED)
+def start_chain(processes, upstream_url, a_cache=CACHED, b_args=()):
+    """Proxy A in front of the apiserver, proxy B in front of A; B caches CACHED."""
+    a = processes.proxy(upstream_url, "--cache", a_cache)
+    b = processes.proxy("http://127.0.0.1:%d" % a.port, "--cache", CACHED, *b_args)
     for p in (a, b):
         harness.wait_for(lambda p=p: harness.http_get(p.host, p.port, "/readyz")[0] == 200, timeout=20,
                          message="proxy ready")
@@ -81,7 +81,9 @@ class ChainFidelityTest(unittest.TestCase):
                 status, body = clients.request(cls.upstream + "/api/v1/namespaces/paged/configmaps", "POST",
                                                {"metadata": {"name": "cm-%d" % i}, "data": {"i": str(i)}})
                 assert status == 201, body
-            cls.a, cls.b = start_chain(cls.processes, cls.upstream)
+            # Deployments: cached by A only, so B passes their reads through to A's cache.
+            cls.a, cls.b = start_chain(cls.processes, cls.upstream, CACHED + ",deployments.apps",
+                                       ("--no-cache", "deployments.apps"))
         except Exception:
             cls.processes.stop_all()
             raise
@@ -159,6 +161,17 @@ class ChainFidelityTest(unittest.TestCase):
                      "/api/v1/configmaps?resourceVersion=%s&resourceVersionMatch=NotOlderThan" % rv):
             with self.subTest(path=path):
                 self.assertEqual(self.served_by(self.b, path), "cache")
+
+    def test_each_hop_reports_how_it_served_once(self):
+        path = "/apis/apps/v1/deployments?resourceVersion=0"
+        harness.wait_for(lambda: self.served_by(self.a, path) == "cache", timeout=10, message="A caches deployments")
+        conn = http.client.HTTPConnection(self.b.host, self.b.port, timeout=10)
+        self.addCleanup(conn.close)
+        conn.request("GET", path)
+        response = conn.getresponse()
+        response.read()
+        served = [v for k, v in response.getheaders() if k.lower() == "x-kube-cache-proxy"]
+        self.assertEqual(served, ["upstream"])
 
     def test_get_and_list_rvs_pass_through_unchanged(self):
         for base in self.bases().values():
