@@ -122,6 +122,7 @@ HeaderList filterResponseHeaders(const HeaderList& in, bool upgraded) {
   HeaderList out;
   for (const auto& [name, value] : in) {
     if (isHopByHopHeader(name) || namedInConnection(name, tokens)) continue;
+    if (headerNameEquals(name, "X-Kube-Cache-Proxy")) continue;  // the upstream proxy's hop
     out.emplace_back(name, value);
   }
   if (upgraded) {

@@ -42,7 +42,9 @@ struct ForwardedRequestContext {
 HeaderList filterRequestHeaders(const HeaderList& in, const ForwardedRequestContext& ctx);
 
 // Headers to send to the client for an upstream response, without framing
-// headers. `upgraded` keeps Connection/Upgrade of a 101.
+// headers. `upgraded` keeps Connection/Upgrade of a 101. An upstream
+// kube-cache-proxy's X-Kube-Cache-Proxy is dropped too: in a chain each proxy
+// reports how it served the request itself, once.
 HeaderList filterResponseHeaders(const HeaderList& in, bool upgraded);
 
 // How a body is framed on one hop.

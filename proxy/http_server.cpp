@@ -202,6 +202,18 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       req.keep_alive = parser.keep_alive();
       req.http10 = parser.version < 11;
 
+      // Per-client attribution: the bytes this connection writes from now on, the
+      // request, and the watch while it is open.
+      ClientMetrics& client = metrics.client(findHeader(req.headers, "User-Agent"));
+      session->stream.rate_policy().client = &client;
+      struct WatchHeld {
+        ClientMetrics* client;
+        ~WatchHeld() {
+          if (client) client->watchClosed();
+        }
+      } watch_held{req.info.verb == "watch" ? &client : nullptr};
+      if (watch_held.client) client.watchOpened();
+
       const bool local = isLocalPath(req.info.path);
       const char* served_by = "upstream";
       ForwardOutcome outcome;
@@ -217,6 +229,7 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       if (outcome.code != 0) {
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         metrics.observeRequest(req.info.verb, req.info.resource, outcome.code, served_by, seconds, outcome.long_running);
+        client.requestAnswered();
         logAccess(req.method, req.target, outcome.code, served_by, seconds, client_ip,
                   std::string(findHeader(req.headers, "User-Agent")));
       }

@@ -35,13 +35,11 @@
 #include "proxy/api_status.h"
 #include "proxy/bearer_token_source.h"
 #include "proxy/header_filter.h"
+#include "proxy/proxy_metrics.h"
 #include "proxy/request_info.h"
 #include "proxy/server_options.h"
 #include "proxy/upstream_options.h"
 
-namespace proxy {
-class ProxyMetrics;
-}
 
 namespace proxy::io {
 
@@ -50,8 +48,26 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using boost::system::error_code;
 
-using TcpStream = beast::tcp_stream;
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+// Beast's rate-policy hook used only to count: every byte a downstream connection
+// writes is added to the metrics of the client it serves (`client`, set per request;
+// upstream connections leave it null). Never limits, so Beast never arms its rate timer.
+class CountingRatePolicy {
+ public:
+  ClientMetrics* client = nullptr;
+
+ private:
+  friend beast::rate_policy_access;
+  std::size_t available_read_bytes() const noexcept { return std::numeric_limits<std::size_t>::max(); }
+  std::size_t available_write_bytes() const noexcept { return std::numeric_limits<std::size_t>::max(); }
+  void transfer_read_bytes(std::size_t) const noexcept {}
+  void transfer_write_bytes(std::size_t n) {
+    if (client && n > 0) client->bytesSent(n);
+  }
+  void on_timer() const noexcept {}
+};
+
+using TcpStream = beast::basic_stream<asio::ip::tcp, asio::any_io_executor, CountingRatePolicy>;
+using TlsStream = beast::ssl_stream<TcpStream>;
 
 // One connection to the upstream apiserver, plain or TLS. `buffer` holds bytes
 // read past the end of the last parsed message (e.g. data after a 101).

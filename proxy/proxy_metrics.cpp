@@ -1,5 +1,8 @@
 #include "proxy/proxy_metrics.h"
 
+#include <algorithm>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include <prometheus/counter.h>
@@ -43,6 +46,38 @@ struct ProxyMetrics::Impl {
           .Name("kube_cache_proxy_cached_watchers_terminated_slow_total")
           .Help("Cached watches closed because their client did not keep up.")
           .Register(registry);
+  prometheus::Family<prometheus::Counter>& client_requests =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_client_requests_total")
+          .Help("Requests answered, by the client's User-Agent product token.")
+          .Register(registry);
+  prometheus::Family<prometheus::Gauge>& client_watches =
+      prometheus::BuildGauge()
+          .Name("kube_cache_proxy_client_watches")
+          .Help("Open watches, by the client's User-Agent product token.")
+          .Register(registry);
+  prometheus::Family<prometheus::Counter>& client_bytes =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_client_response_bytes_total")
+          .Help("Bytes written to clients, by the client's User-Agent product token.")
+          .Register(registry);
+
+  struct Client final : ClientMetrics {
+    Client(Impl& m, const std::string& label)
+        : requests(m.client_requests.Add({{"client", label}})),
+          watches(m.client_watches.Add({{"client", label}})),
+          bytes(m.client_bytes.Add({{"client", label}})) {}
+    void requestAnswered() override { requests.Increment(); }
+    void watchOpened() override { watches.Increment(); }
+    void watchClosed() override { watches.Decrement(); }
+    void bytesSent(uint64_t n) override { bytes.Increment(static_cast<double>(n)); }
+    prometheus::Counter& requests;
+    prometheus::Gauge& watches;
+    prometheus::Counter& bytes;
+  };
+  std::mutex clients_mu;
+  std::map<std::string, std::unique_ptr<Client>, std::less<>> clients;  // product token -> bucket
+
   MetricsCollector collector;
 };
 
@@ -91,6 +126,33 @@ void ProxyMetrics::cachedWatchEventsSent(std::string_view resource, uint64_t eve
 void ProxyMetrics::cachedWatchTerminatedSlow(std::string_view resource) {
   impl_->cached_watch_slow.Add({{"resource", std::string(resource)}}).Increment();
 }
+std::string userAgentProduct(std::string_view user_agent) {
+  // RFC 9110 product = token ["/" version]; a token is tchar+.
+  const std::string_view token = user_agent.substr(0, user_agent.find_first_of("/ "));
+  constexpr size_t kMaxTokenLength = 64;
+  const auto tchar = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  };
+  if (token.empty() || token.size() > kMaxTokenLength || !std::all_of(token.begin(), token.end(), tchar)) {
+    return "unknown";
+  }
+  return std::string(token);
+}
+
+ClientMetrics& ProxyMetrics::client(std::string_view user_agent) {
+  std::string label = userAgentProduct(user_agent);
+  std::lock_guard lock(impl_->clients_mu);
+  auto it = impl_->clients.find(label);
+  if (it != impl_->clients.end()) return *it->second;
+  // "other" and "unknown" do not take one of the named buckets.
+  const size_t named = impl_->clients.size() - impl_->clients.count("other") - impl_->clients.count("unknown");
+  if (label != "unknown" && named >= kMaxClientBuckets) label = "other";
+  auto& slot = impl_->clients[label];
+  if (!slot) slot = std::make_unique<Impl::Client>(*impl_, label);
+  return *slot;
+}
+
 void ProxyMetrics::setCollector(MetricsCollector collector) { impl_->collector = std::move(collector); }
 
 std::string ProxyMetrics::renderText() const {

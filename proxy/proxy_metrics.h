@@ -16,6 +16,11 @@
 //       bookmarks written to cached watches
 //   kube_cache_proxy_cached_watchers_terminated_slow_total{resource}   counter: cached watches
 //       closed because their client did not keep up
+//   kube_cache_proxy_client_requests_total{client}                     counter: requests
+//       answered, by the client's User-Agent product token (see ClientMetrics)
+//   kube_cache_proxy_client_watches{client}                            gauge: watches open
+//   kube_cache_proxy_client_response_bytes_total{client}               counter: bytes written
+//       to the client's connections (heads, bodies, watch streams)
 //   plus whatever the collector set with setCollector() reports at each scrape (the
 //   per-resource cache metrics, which cmd gathers from the informer manager).
 
@@ -42,6 +47,21 @@ struct CollectedFamily {
 };
 using MetricsCollector = std::function<std::vector<CollectedFamily>()>;
 
+// The product token of a User-Agent ("kubectl" of "kubectl/v1.32.4 (linux/amd64) ..."),
+// or "unknown" when there is none or it holds characters a product token cannot.
+std::string userAgentProduct(std::string_view user_agent);
+
+// The metrics of one client bucket. Stable for the life of the ProxyMetrics that
+// handed it out; thread-safe.
+class ClientMetrics {
+ public:
+  virtual ~ClientMetrics() = default;
+  virtual void requestAnswered() = 0;
+  virtual void watchOpened() = 0;
+  virtual void watchClosed() = 0;
+  virtual void bytesSent(uint64_t bytes) = 0;
+};
+
 class ProxyMetrics {
  public:
   ProxyMetrics();
@@ -61,6 +81,12 @@ class ProxyMetrics {
   void cachedWatchClosed(std::string_view resource);
   void cachedWatchEventsSent(std::string_view resource, uint64_t events);
   void cachedWatchTerminatedSlow(std::string_view resource);
+
+  // The bucket of the client that sent `user_agent`: its product token for the first
+  // kMaxClientBuckets distinct tokens, "other" after that, so a misbehaving client
+  // population cannot grow the label set without bound.
+  static constexpr size_t kMaxClientBuckets = 32;
+  ClientMetrics& client(std::string_view user_agent);
 
   // Called on every renderText(), from the thread that renders. Set it before the
   // server starts.

@@ -15,6 +15,8 @@ import harness
 class Scenarios:
     """Client scenarios that must pass against any faithful API endpoint."""
 
+    apiserver_args = ()  # extra flags for the test apiserver
+
     def endpoint(self):
         raise NotImplementedError
 
@@ -22,7 +24,8 @@ class Scenarios:
         self.processes = harness.Processes()
         self.addCleanup(self.processes.stop_all)
         self.workdir = tempfile.mkdtemp()
-        self.apiserver = clients.start_apiserver(self.processes, "--sample-data", "--bookmark-interval", "1")
+        self.apiserver = clients.start_apiserver(self.processes, "--sample-data", "--bookmark-interval", "1",
+                                                 *self.apiserver_args)
         self.upstream_url = "http://127.0.0.1:%d" % self.apiserver.port
         self.url = self.endpoint()
         self.kubectl = clients.Kubectl(self.url, self.workdir)

@@ -70,6 +70,13 @@ TEST_CASE("Response headers keep apiserver metadata and drop framing") {
   CHECK_FALSE(hasHeader(out, "Connection"));
 }
 
+TEST_CASE("An upstream proxy's served-by header is not relayed: each hop reports its own") {
+  HeaderList in = {{"Content-Type", "application/json"}, {"X-Kube-Cache-Proxy", "cache; rv=19"}, {"Audit-Id", "a1"}};
+  HeaderList out = filterResponseHeaders(in, false);
+  CHECK(out == HeaderList{{"Content-Type", "application/json"}, {"Audit-Id", "a1"}});
+  CHECK_FALSE(hasHeader(filterResponseHeaders({{"x-kube-cache-proxy", "upstream"}}, true), "X-Kube-Cache-Proxy"));
+}
+
 TEST_CASE("Message heads are written with the framing of their hop") {
   CHECK(formatRequestHead("GET", "/api?x=1", {{"Host", "h"}}, BodyFraming::None, 0) ==
         "GET /api?x=1 HTTP/1.1\r\nHost: h\r\n\r\n");

@@ -1,0 +1,55 @@
+#include "proxy/proxy_metrics.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace proxy;
+
+TEST_CASE("A client is named by the product token of its User-Agent") {
+  CHECK(userAgentProduct("kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07") == "kubectl");
+  CHECK(userAgentProduct("my-controller/v0.0.0 (linux/amd64) kubernetes/$Format") == "my-controller");
+  CHECK(userAgentProduct("Python-urllib/3.11") == "Python-urllib");
+  CHECK(userAgentProduct("OpenAPI-Generator/31.0.0/python") == "OpenAPI-Generator");
+  CHECK(userAgentProduct("node-fetch") == "node-fetch");
+  CHECK(userAgentProduct("") == "unknown");
+  CHECK(userAgentProduct("/v1") == "unknown");
+  CHECK(userAgentProduct("bad\"quote/1") == "unknown");
+  CHECK(userAgentProduct("x{}/1") == "unknown");
+  CHECK(userAgentProduct(std::string(65, 'a')) == "unknown");
+  CHECK(userAgentProduct(std::string(64, 'a')) == std::string(64, 'a'));
+}
+
+TEST_CASE("Per-client metrics count requests, open watches and bytes in their own bucket") {
+  ProxyMetrics metrics;
+  ClientMetrics& kubectl = metrics.client("kubectl/v1.32.4 (linux/amd64)");
+  CHECK(&metrics.client("kubectl/v1.31.0") == &kubectl);
+  kubectl.requestAnswered();
+  kubectl.requestAnswered();
+  kubectl.watchOpened();
+  kubectl.watchOpened();
+  kubectl.watchClosed();
+  kubectl.bytesSent(1000);
+  kubectl.bytesSent(24);
+  const std::string text = metrics.renderText();
+  CHECK(text.find("kube_cache_proxy_client_requests_total{client=\"kubectl\"} 2") != std::string::npos);
+  CHECK(text.find("kube_cache_proxy_client_watches{client=\"kubectl\"} 1") != std::string::npos);
+  CHECK(text.find("kube_cache_proxy_client_response_bytes_total{client=\"kubectl\"} 1024") != std::string::npos);
+}
+
+TEST_CASE("Clients beyond the bucket limit share the \"other\" bucket") {
+  ProxyMetrics metrics;
+  for (size_t i = 0; i < ProxyMetrics::kMaxClientBuckets; ++i) {
+    metrics.client("client-" + std::to_string(i) + "/1").requestAnswered();
+  }
+  ClientMetrics& unknown = metrics.client("");  // does not use up a named bucket
+  ClientMetrics& late = metrics.client("late-comer/1");
+  CHECK(&late != &unknown);
+  CHECK(&metrics.client("another/2") == &late);
+  CHECK(&metrics.client("client-3/9") != &late);  // known clients keep their bucket
+  late.requestAnswered();
+  const std::string text = metrics.renderText();
+  CHECK(text.find("client=\"other\"") != std::string::npos);
+  CHECK(text.find("late-comer") == std::string::npos);
+  CHECK(text.find("client=\"unknown\"") != std::string::npos);
+}
