@@ -44,6 +44,13 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.listen_host = c.listen.host;
   o.listen_port = c.listen.port;
   if (c.io_threads > 0) o.io_threads = static_cast<int>(c.io_threads);
+  o.gateway = c.mode == config::Mode::Gateway;
+  o.tls_cert_file = c.tls_cert_file;
+  o.tls_key_file = c.tls_private_key_file;
+  o.client_ca_file = c.client_ca_file;
+  o.authentication_cache_ttl = c.authentication_cache_ttl;
+  o.authorization_cache_ttl = c.authorization_cache_ttl;
+  o.auth_cache_max_entries = c.auth_cache_size;
   return o;
 }
 

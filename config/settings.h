@@ -58,6 +58,13 @@ struct Settings {
   std::optional<ListSetting> no_cache;
   std::optional<Setting> cache_on_demand;
   std::optional<Setting> cache_idle_timeout;
+  // Gateway mode: serving TLS and the decision caches of authentication/authorization.
+  std::optional<Setting> tls_cert_file;
+  std::optional<Setting> tls_private_key_file;
+  std::optional<Setting> client_ca_file;
+  std::optional<Setting> authentication_cache_ttl;
+  std::optional<Setting> authorization_cache_ttl;
+  std::optional<Setting> auth_cache_size;
   std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
 };
@@ -100,6 +107,12 @@ inline constexpr ScalarField kScalarFields[] = {
     {"mode", &Settings::mode, false, false},
     {"cache-on-demand", &Settings::cache_on_demand, false, true},
     {"cache-idle-timeout", &Settings::cache_idle_timeout, false, false},
+    {"tls-cert-file", &Settings::tls_cert_file, true, false},
+    {"tls-private-key-file", &Settings::tls_private_key_file, true, false},
+    {"client-ca-file", &Settings::client_ca_file, true, false},
+    {"authentication-cache-ttl", &Settings::authentication_cache_ttl, false, false},
+    {"authorization-cache-ttl", &Settings::authorization_cache_ttl, false, false},
+    {"auth-cache-size", &Settings::auth_cache_size, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

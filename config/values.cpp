@@ -109,6 +109,14 @@ unsigned parseIoThreads(const Setting& setting) {
   return static_cast<unsigned>(std::stoul(setting.value));
 }
 
+unsigned parseCount(const Setting& setting) {
+  constexpr unsigned long kMaxCount = 10'000'000;
+  if (!isDecimal(setting.value) || setting.value.size() > 8 || std::stoul(setting.value) > kMaxCount) {
+    fail(setting, "want a count from 0 to " + std::to_string(kMaxCount));
+  }
+  return static_cast<unsigned>(std::stoul(setting.value));
+}
+
 std::chrono::milliseconds parseTimeout(const Setting& setting) {
   std::chrono::nanoseconds value{};
   try {

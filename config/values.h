@@ -17,6 +17,7 @@ Mode parseMode(const Setting& setting);
 int parseVerbosity(const Setting& setting);  // 0..9
 unsigned parseIoThreads(const Setting& setting);
 std::chrono::milliseconds parseTimeout(const Setting& setting);  // Go duration, >= 0
+unsigned parseCount(const Setting& setting);  // a decimal count, 0 to 10,000,000
 bool parseBool(const Setting& setting);  // Go strconv.ParseBool spellings
 std::vector<GroupResource> parseResourceList(const ListSetting& setting);
 
