@@ -47,6 +47,13 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.watch_bookmark_interval = c.watch_bookmark_interval;
   o.watch_max_lifetime = c.watch_max_lifetime;
   o.watch_queue_capacity = c.watch_queue_capacity;
+  o.gateway = c.mode == config::Mode::Gateway;
+  o.tls_cert_file = c.tls_cert_file;
+  o.tls_key_file = c.tls_private_key_file;
+  o.client_ca_file = c.client_ca_file;
+  o.authentication_cache_ttl = c.authentication_cache_ttl;
+  o.authorization_cache_ttl = c.authorization_cache_ttl;
+  o.auth_cache_max_entries = c.auth_cache_size;
   return o;
 }
 

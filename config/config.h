@@ -111,6 +111,16 @@ struct Config {
   std::chrono::milliseconds watch_bookmark_interval{std::chrono::seconds(60)};
   std::chrono::milliseconds watch_max_lifetime{std::chrono::hours(1)};
   size_t watch_queue_capacity = 1000;
+  // TLS serving (both modes; required by a gateway beyond loopback). Files are read by the
+  // server at start and re-read when they change.
+  std::string tls_cert_file;
+  std::string tls_private_key_file;
+  std::string client_ca_file;  // gateway: client certificates signed by it authenticate
+  // Gateway: how long TokenReview and SubjectAccessReview outcomes are reused, and how
+  // many of each are kept.
+  std::chrono::milliseconds authentication_cache_ttl{30000};
+  std::chrono::milliseconds authorization_cache_ttl{10000};
+  unsigned auth_cache_size = 10000;
 
   // Non-fatal findings for main to log once the logger exists.
   std::vector<std::string> warnings;

@@ -35,6 +35,20 @@ Serving:
   --io-threads N            server I/O threads (default 0: one per core)
   --shutdown-timeout DUR    how long to drain clients on SIGTERM (default 5s)
 
+Gateway mode (--mode gateway; docs/security.md):
+  --tls-cert-file PATH           serve HTTPS (TLS 1.2+) with this PEM certificate chain; re-read
+                                 when it changes. Required for a gateway beyond loopback.
+  --tls-private-key-file PATH    PEM private key of --tls-cert-file
+  --client-ca-file PATH          accept client certificates signed by this PEM CA bundle
+                                 (CN = user, O = groups, as the apiserver maps them)
+  --authentication-cache-ttl DUR how long a TokenReview outcome is reused (default 30s)
+  --authorization-cache-ttl DUR  how long a SubjectAccessReview outcome is reused (default 10s)
+  --auth-cache-size N            outcomes kept per cache, least recently used dropped (default 10000)
+  A gateway authenticates every request (bearer token by TokenReview, or client
+  certificate), authorizes every request it answers from the cache by SubjectAccessReview,
+  and forwards pass-through requests as the caller: its own bearer token, or for a
+  certificate user the proxy's credentials with Impersonate-User/Impersonate-Group.
+
 Caching:
   --cache LIST              resources to cache, e.g. pods,configmaps,deployments.apps
   --no-cache LIST           resources never cached (wins over everything else)

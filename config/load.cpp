@@ -18,10 +18,25 @@ void rejectOverlap(const Config& config, const std::string& cache_origin, const 
   }
 }
 
-void warnAboutExposure(Config& config) {
+// A sidecar answers with the proxy's own credentials, so only its pod may reach it; a
+// gateway checks every caller and must not take bearer tokens over plain HTTP.
+void checkExposure(const Config& config, const Settings& settings) {
   if (config.mode == Mode::Sidecar && !isLoopback(config.listen.host)) {
-    config.warnings.push_back("sidecar mode listens on " + config.listen.toString() +
-                              ", not loopback: anyone who can reach it uses the proxy's credentials");
+    throw ConfigError("--listen " + config.listen.toString() +
+                      ": sidecar mode listens on loopback only (anyone reaching it would use the proxy's "
+                      "credentials); use --mode gateway to serve other hosts");
+  }
+  if (config.tls_cert_file.empty() != config.tls_private_key_file.empty()) {
+    throw ConfigError("--tls-cert-file and --tls-private-key-file go together");
+  }
+  if (!config.client_ca_file.empty() && (config.mode != Mode::Gateway || config.tls_cert_file.empty())) {
+    throw ConfigError((settings.client_ca_file ? settings.client_ca_file->origin : std::string("--client-ca-file")) +
+                      ": client certificates need --mode gateway and --tls-cert-file");
+  }
+  if (config.mode == Mode::Gateway && !isLoopback(config.listen.host) && config.tls_cert_file.empty()) {
+    throw ConfigError("--listen " + config.listen.toString() +
+                      ": a gateway beyond loopback needs --tls-cert-file and --tls-private-key-file "
+                      "(bearer tokens must not cross the network in clear text)");
   }
 }
 
@@ -79,7 +94,7 @@ Config load(int argc, const char* const* argv, const Environment& env) {
     config.watch_bookmark_interval = parsePositiveDuration(*settings.watch_bookmark_interval);
   }
   if (settings.watch_max_lifetime) config.watch_max_lifetime = parsePositiveDuration(*settings.watch_max_lifetime);
-  if (settings.watch_queue_capacity) config.watch_queue_capacity = parseCount(*settings.watch_queue_capacity);
+  if (settings.watch_queue_capacity) config.watch_queue_capacity = parsePositiveCount(*settings.watch_queue_capacity);
   if (settings.resources) {
     for (const ResourceSetting& setting : *settings.resources) {
       CacheResourceConfig resource = parseResourceSetting(setting);
@@ -95,8 +110,15 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   }
   if (settings.cache && settings.no_cache) rejectOverlap(config, settings.cache->origin, settings.no_cache->origin);
 
+  if (settings.tls_cert_file) config.tls_cert_file = settings.tls_cert_file->value;
+  if (settings.tls_private_key_file) config.tls_private_key_file = settings.tls_private_key_file->value;
+  if (settings.client_ca_file) config.client_ca_file = settings.client_ca_file->value;
+  if (settings.authentication_cache_ttl) config.authentication_cache_ttl = parseTimeout(*settings.authentication_cache_ttl);
+  if (settings.authorization_cache_ttl) config.authorization_cache_ttl = parseTimeout(*settings.authorization_cache_ttl);
+  if (settings.auth_cache_size) config.auth_cache_size = parseCount(*settings.auth_cache_size);
+  checkExposure(config, settings);
+
   config.upstream = resolveUpstream(settings, env, config.warnings);
-  warnAboutExposure(config);
   return config;
 }
 

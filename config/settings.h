@@ -61,6 +61,13 @@ struct Settings {
   std::optional<Setting> watch_bookmark_interval;
   std::optional<Setting> watch_max_lifetime;
   std::optional<Setting> watch_queue_capacity;
+  // Gateway mode: serving TLS and the decision caches of authentication/authorization.
+  std::optional<Setting> tls_cert_file;
+  std::optional<Setting> tls_private_key_file;
+  std::optional<Setting> client_ca_file;
+  std::optional<Setting> authentication_cache_ttl;
+  std::optional<Setting> authorization_cache_ttl;
+  std::optional<Setting> auth_cache_size;
   std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
 };
@@ -106,6 +113,12 @@ inline constexpr ScalarField kScalarFields[] = {
     {"watch-bookmark-interval", &Settings::watch_bookmark_interval, false, false},
     {"watch-max-lifetime", &Settings::watch_max_lifetime, false, false},
     {"watch-queue-capacity", &Settings::watch_queue_capacity, false, false},
+    {"tls-cert-file", &Settings::tls_cert_file, true, false},
+    {"tls-private-key-file", &Settings::tls_private_key_file, true, false},
+    {"client-ca-file", &Settings::client_ca_file, true, false},
+    {"authentication-cache-ttl", &Settings::authentication_cache_ttl, false, false},
+    {"authorization-cache-ttl", &Settings::authorization_cache_ttl, false, false},
+    {"auth-cache-size", &Settings::auth_cache_size, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

@@ -109,6 +109,14 @@ unsigned parseIoThreads(const Setting& setting) {
   return static_cast<unsigned>(std::stoul(setting.value));
 }
 
+unsigned parseCount(const Setting& setting) {
+  constexpr unsigned long kMaxCount = 10'000'000;
+  if (!isDecimal(setting.value) || setting.value.size() > 8 || std::stoul(setting.value) > kMaxCount) {
+    fail(setting, "want a count from 0 to " + std::to_string(kMaxCount));
+  }
+  return static_cast<unsigned>(std::stoul(setting.value));
+}
+
 std::chrono::milliseconds parseTimeout(const Setting& setting) {
   std::chrono::nanoseconds value{};
   try {
@@ -127,8 +135,10 @@ std::chrono::milliseconds parsePositiveDuration(const Setting& setting) {
   return value;
 }
 
-size_t parseCount(const Setting& setting) {
-  if (!isDecimal(setting.value) || std::stoul(setting.value) == 0) fail(setting, "want a count from 1 to 999999999");
+size_t parsePositiveCount(const Setting& setting) {
+  if (!isDecimal(setting.value) || setting.value.size() > 9 || std::stoul(setting.value) == 0) {
+    fail(setting, "want a count from 1 to 999999999");
+  }
   return std::stoul(setting.value);
 }
 

@@ -19,7 +19,8 @@ int parseVerbosity(const Setting& setting);  // 0..9
 unsigned parseIoThreads(const Setting& setting);
 std::chrono::milliseconds parseTimeout(const Setting& setting);  // Go duration, >= 0
 std::chrono::milliseconds parsePositiveDuration(const Setting& setting);  // Go duration, > 0
-size_t parseCount(const Setting& setting);  // decimal, >= 1
+size_t parsePositiveCount(const Setting& setting);  // decimal, 1 to 999,999,999
+unsigned parseCount(const Setting& setting);  // a decimal count, 0 to 10,000,000
 bool parseBool(const Setting& setting);  // Go strconv.ParseBool spellings
 std::vector<GroupResource> parseResourceList(const ListSetting& setting);
 

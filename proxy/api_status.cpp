@@ -13,6 +13,8 @@ struct ReasonInfo {
 ReasonInfo infoFor(Reason reason) {
   switch (reason) {
     case Reason::BadRequest: return {400, "BadRequest"};
+    case Reason::Unauthorized: return {401, "Unauthorized"};
+    case Reason::Forbidden: return {403, "Forbidden"};
     case Reason::NotFound: return {404, "NotFound"};
     case Reason::NotAcceptable: return {406, "NotAcceptable"};
     case Reason::Expired: return {410, "Expired"};

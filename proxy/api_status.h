@@ -10,6 +10,8 @@ namespace proxy {
 // Mirrors apiserver StatusReasons the proxy can produce.
 enum class Reason {
   BadRequest,          // 400
+  Unauthorized,        // 401: gateway mode, no valid credential
+  Forbidden,           // 403: gateway mode, the SubjectAccessReview said no
   NotFound,            // 404
   NotAcceptable,       // 406
   Expired,             // 410

@@ -41,7 +41,7 @@ double randomUnit() {
 // copied) and written as one chunk, so a batch of events is one write.
 class ChunkWriter {
  public:
-  ChunkWriter(TcpStream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
+  ChunkWriter(DownstreamStream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
 
   void add(watch::FrameConstSharedPtr frame) {
     bytes_ += frame->size();
@@ -82,7 +82,7 @@ class ChunkWriter {
   }
 
  private:
-  TcpStream& stream_;
+  DownstreamStream& stream_;
   std::chrono::milliseconds timeout_;
   std::vector<watch::FrameConstSharedPtr> pieces_;
   size_t bytes_ = 0;
@@ -95,7 +95,7 @@ struct Waker {
   bool armed = true;
   // Owned by the coroutine's frame: alive means the coroutine (and its stream) are.
   std::weak_ptr<asio::steady_timer> timer;
-  TcpStream* stream = nullptr;
+  DownstreamStream* stream = nullptr;
   std::weak_ptr<watch::CacheWatcher> watcher;
 
   // On the io thread.
@@ -173,10 +173,10 @@ struct ClientWatch {
   std::shared_ptr<asio::steady_timer> done;
 };
 
-asio::awaitable<void> watchClient(TcpStream& stream, beast::flat_buffer& buffer, std::shared_ptr<ClientWatch> watch,
+asio::awaitable<void> watchClient(DownstreamStream& stream, beast::flat_buffer& buffer, std::shared_ptr<ClientWatch> watch,
                                   std::weak_ptr<asio::steady_timer> wake_timer) {
   error_code ec;
-  const size_t n = co_await stream.socket().async_read_some(buffer.prepare(4096), redirect_error(use_awaitable, ec));
+  const size_t n = co_await stream.async_read_some_untimed(buffer.prepare(4096), redirect_error(use_awaitable, ec));
   buffer.commit(n);
   if (ec && ec != asio::error::operation_aborted) {
     watch->gone = true;

@@ -12,8 +12,12 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
+#include "proxy/auth/gateway_auth.h"
 #include "proxy/cache_serving.h"
 #include "proxy/io_internal.h"
 #include "proxy/logging.h"
@@ -28,11 +32,13 @@ using asio::use_awaitable;
 
 // One client connection. Touched only by its io thread.
 struct Session {
-  explicit Session(asio::ip::tcp::socket&& socket) : stream(std::move(socket)) {}
-  TcpStream stream;
+  Session(asio::ip::tcp::socket&& socket, std::shared_ptr<asio::ssl::context> tls)
+      : stream(std::move(socket), std::move(tls)) {}
+  DownstreamStream stream;
   beast::flat_buffer buffer;
   SessionControl control;
   bool idle = true;  // waiting for the next request head
+  std::optional<auth::UserInfo> certificate_user;  // a verified client certificate's identity
 };
 using SessionPtr = std::shared_ptr<Session>;
 
@@ -56,6 +62,104 @@ const std::string kHeaderTooLarge =
 
 // Go adds 4096 bytes of slack to MaxHeaderBytes for the request line.
 constexpr size_t kHeaderSlackBytes = 4096;
+
+// The serving certificate, key and client CA as one TLS context, rebuilt when a file
+// changes (a Secret update swaps the mounted files). A context that fails to build
+// (files mid-rotation, mismatched pair) leaves the previous one serving. Used by the
+// accept loop only; each session keeps the context it started with.
+class ServingTls {
+ public:
+  explicit ServingTls(const ServerOptions& options) : options_(options) {
+    context_ = build();  // throws: a bad certificate at start is a configuration error
+    signature_ = signature();
+  }
+
+  std::shared_ptr<asio::ssl::context> current() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - checked_ < std::chrono::seconds(1)) return context_;
+    checked_ = now;
+    const std::string sig = signature();
+    if (sig == signature_) return context_;
+    try {
+      context_ = build();
+      signature_ = sig;
+      spdlog::info("reloaded the serving certificate from {}", options_.tls_cert_file);
+    } catch (const std::exception& e) {
+      spdlog::warn("keeping the previous serving certificate: {}", e.what());
+    }
+    return context_;
+  }
+
+ private:
+  // Inode, size and mtime of each file: a rewrite in place or a symlink swap changes it.
+  std::string signature() const {
+    std::string out;
+    for (const std::string* path : {&options_.tls_cert_file, &options_.tls_key_file, &options_.client_ca_file}) {
+      struct stat st {};
+      if (path->empty() || ::stat(path->c_str(), &st) != 0) {
+        out += "-;";
+        continue;
+      }
+      out += std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
+             "." + std::to_string(st.st_mtim.tv_nsec) + ";";
+    }
+    return out;
+  }
+
+  std::shared_ptr<asio::ssl::context> build() const {
+    auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+    SSL_CTX* native = ctx->native_handle();
+    // TLS 1.2+, as the apiserver serves by default.
+    SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+    ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_compression);
+    ctx->use_certificate_chain_file(options_.tls_cert_file);
+    ctx->use_private_key_file(options_.tls_key_file, asio::ssl::context::pem);
+    if (SSL_CTX_check_private_key(native) != 1) {
+      throw std::runtime_error(options_.tls_key_file + " does not match " + options_.tls_cert_file);
+    }
+    if (!options_.client_ca_file.empty()) {
+      ctx->load_verify_file(options_.client_ca_file);
+      if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(options_.client_ca_file.c_str())) {
+        SSL_CTX_set_client_CA_list(native, names);  // clients pick their certificate by it
+      }
+      // Ask for a certificate, never require one (token callers have none). A certificate
+      // that fails verification authenticates nobody: checked after the handshake.
+      SSL_CTX_set_verify(native, SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
+    }
+    return ctx;
+  }
+
+  const ServerOptions& options_;
+  std::shared_ptr<asio::ssl::context> context_;
+  std::string signature_;
+  std::chrono::steady_clock::time_point checked_ = std::chrono::steady_clock::now();
+};
+
+// The user a verified client certificate names, as the apiserver's x509 authenticator
+// maps it: CN = user name, each O = a group, plus system:authenticated.
+std::optional<auth::UserInfo> certificateUser(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (!cert) return std::nullopt;
+  std::unique_ptr<X509, decltype(&X509_free)> owned(cert, X509_free);
+  if (SSL_get_verify_result(ssl) != X509_V_OK) return std::nullopt;
+  X509_NAME* subject = X509_get_subject_name(cert);
+  auto text = [subject](int index) {
+    unsigned char* utf8 = nullptr;
+    const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, index)));
+    if (n < 0) return std::string();
+    std::string out(reinterpret_cast<char*>(utf8), static_cast<size_t>(n));
+    OPENSSL_free(utf8);
+    return out;
+  };
+  auth::UserInfo user;
+  if (const int cn = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); cn >= 0) user.name = text(cn);
+  if (user.name.empty()) return std::nullopt;
+  for (int o = -1; (o = X509_NAME_get_index_by_NID(subject, NID_organizationName, o)) >= 0;) user.groups.push_back(text(o));
+  user.groups.emplace_back("system:authenticated");
+  return user;
+}
+
+bool isHealthPath(const std::string& path) { return path == "/healthz" || path == "/livez" || path == "/readyz"; }
 
 bool isLocalPath(const std::string& path) {
   return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/metrics";
@@ -84,6 +188,13 @@ struct ProxyServer::Impl {
   asio::awaitable<std::optional<ForwardOutcome>> serveFromCache(DownstreamRequest& req, Worker& worker,
                                                                 SessionControl& control);
   void sessionEnded();
+  // Gateway mode: authenticates `req` and, when the cache may serve it, authorizes it.
+  // nullopt: go on (pass-through requests then carry the caller's identity); otherwise
+  // the 401/403/503 already written.
+  asio::awaitable<std::optional<ForwardOutcome>> admitGatewayRequest(DownstreamRequest& req, Session& session,
+                                                                      Worker& worker, bool& cacheable);
+  asio::awaitable<std::optional<auth::UserInfo>> authenticateToken(const std::string& token, Worker& worker);
+  asio::awaitable<ForwardOutcome> answerStatus(DownstreamRequest& req, const ApiStatus& status);
 
   const ServerOptions options;
   ProxyMetrics metrics;
@@ -92,6 +203,8 @@ struct ProxyServer::Impl {
   std::shared_ptr<watch::InformerRegistry> registry;  // null: everything passes through
   std::vector<std::unique_ptr<Worker>> workers;
   std::unique_ptr<asio::ip::tcp::acceptor> acceptor;  // runs on workers[0]
+  std::unique_ptr<ServingTls> tls;                    // null: plain HTTP
+  std::unique_ptr<auth::GatewayAuth> gateway;         // null: sidecar mode
   std::string host;
   uint16_t port = 0;
   bool started = false;
@@ -120,7 +233,8 @@ asio::awaitable<void> ProxyServer::Impl::acceptLoop() {
       std::lock_guard lock(drain_mu);
       ++open_sessions;
     }
-    asio::co_spawn(worker.ctx, runSession(std::make_shared<Session>(std::move(socket)), worker), asio::detached);
+    auto session = std::make_shared<Session>(std::move(socket), tls ? tls->current() : nullptr);
+    asio::co_spawn(worker.ctx, runSession(std::move(session), worker), asio::detached);
   }
 }
 
@@ -151,6 +265,100 @@ asio::awaitable<ForwardOutcome> ProxyServer::Impl::serveLocal(DownstreamRequest&
   co_return ForwardOutcome{code, keep, false};
 }
 
+asio::awaitable<ForwardOutcome> ProxyServer::Impl::answerStatus(DownstreamRequest& req, const ApiStatus& status) {
+  // An unread request body would be parsed as the next request: close instead.
+  const bool keep = req.keep_alive && req.parser.is_done() && !stopping;
+  const HttpAnswer answer = toHttpAnswer(status);
+  co_await writeDownstream(req.stream, formatAnswer(answer, keep), options.write_timeout);
+  co_return ForwardOutcome{answer.code, keep, false};
+}
+
+asio::awaitable<std::optional<auth::UserInfo>> ProxyServer::Impl::authenticateToken(const std::string& token,
+                                                                                     Worker& worker) {
+  const std::string key = auth::GatewayAuth::tokenKey(token);
+  std::optional<auth::TokenReviewResult> review = gateway->tokens().find(key);
+  if (!review) {
+    try {
+      const UpstreamReply reply = co_await callUpstream(worker.pool, "POST", auth::kTokenReviewPath,
+                                                        auth::tokenReviewRequest(token), options.review_timeout,
+                                                        1 << 20, options);
+      review = auth::parseTokenReview(reply.code, reply.body);
+    } catch (const UpstreamFailure& failure) {
+      review = auth::TokenReviewResult{};
+      review->error = failure.what();
+    }
+    // Like the apiserver's webhook authenticator, an unanswered review authenticates
+    // nobody (401) and is not remembered.
+    if (review->definitive) gateway->tokens().put(key, *review);
+    if (!review->authenticated) spdlog::debug("token review: not authenticated: {}", review->error);
+  }
+  if (!review->authenticated) co_return std::nullopt;
+  co_return review->user;
+}
+
+asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRequest(DownstreamRequest& req,
+                                                                                       Session& session,
+                                                                                       Worker& worker,
+                                                                                       bool& cacheable) {
+  // Authentication: a verified client certificate first, then a bearer token (the
+  // apiserver's order); nothing else is anonymous-allowed through the gateway.
+  std::optional<auth::UserInfo> user = session.certificate_user;
+  const std::string token = auth::GatewayAuth::bearerToken(req.headers);
+  const bool impersonating = auth::GatewayAuth::wantsImpersonation(req.headers);
+  if (user) {
+    // The proxy impersonates a certificate user with its own credentials; impersonation
+    // cannot be chained, so such a caller cannot ask for more.
+    if (impersonating) {
+      ApiStatus status = auth::forbiddenStatus(*user, {false, "impersonate", "", "", "", "", "", "", req.info.path},
+                                               "client-certificate users cannot impersonate through kube-cache-proxy");
+      co_return co_await answerStatus(req, status);
+    }
+    req.upstream_identity_headers.emplace_back("Impersonate-User", user->name);
+    for (const auto& group : user->groups) {
+      if (group != "system:authenticated") req.upstream_identity_headers.emplace_back("Impersonate-Group", group);
+    }
+  } else if (!token.empty()) {
+    user = co_await authenticateToken(token, worker);
+    req.upstream_token = token;  // pass-through requests go up as the caller
+  }
+  if (!user) co_return co_await answerStatus(req, auth::unauthorizedStatus());
+  req.caller = user->name;
+
+  // Authorization of what the proxy answers itself. A client impersonating someone else
+  // is left to the upstream (which checks the impersonation), so never served from here.
+  const auth::AccessAttributes attrs = auth::GatewayAuth::attributesOf(req.info, req.method);
+  const bool local_metrics = req.info.path == "/metrics";
+  cacheable = !impersonating && registry && req.info.is_resource_request && req.info.subresource.empty() &&
+              (req.info.verb == "get" || req.info.verb == "list" || req.info.verb == "watch");
+  if (!cacheable && !local_metrics) co_return std::nullopt;
+  const std::string key = auth::GatewayAuth::accessKey(*user, attrs);
+  std::optional<auth::AccessReviewResult> review = gateway->access().find(key);
+  if (!review) {
+    try {
+      const UpstreamReply reply = co_await callUpstream(worker.pool, "POST", auth::kSubjectAccessReviewPath,
+                                                        auth::subjectAccessReviewRequest(*user, attrs),
+                                                        options.review_timeout, 1 << 20, options);
+      review = auth::parseSubjectAccessReview(reply.code, reply.body);
+    } catch (const UpstreamFailure& failure) {
+      review = auth::AccessReviewResult{};
+      review->error = failure.what();
+    }
+    if (review->definitive) gateway->access().put(key, *review);
+  }
+  if (review->allowed) co_return std::nullopt;
+  if (!review->definitive) {
+    // Fail closed, and say why: the apiserver cannot be asked.
+    spdlog::warn("subject access review failed: {}", review->error);
+    ApiStatus status;
+    status.reason = Reason::ServiceUnavailable;
+    status.message = "authorization check failed: " + review->error;
+    co_return co_await answerStatus(req, status);
+  }
+  // Denied: exactly the 403 the apiserver gives this caller. A cluster-wide LIST or
+  // WATCH by a caller allowed only in some namespaces is denied here too, not filtered.
+  co_return co_await answerStatus(req, auth::forbiddenStatus(*user, attrs, review->reason));
+}
+
 asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::serveFromCache(DownstreamRequest& req,
                                                                                   Worker& worker,
                                                                                   SessionControl& control) {
@@ -169,6 +377,13 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
   const std::string client_ip = ec ? "" : remote.address().to_string();
   bool first = true;
   try {
+    if (TlsStream* tls_stream = session->stream.tls()) {
+      session->stream.expires_after(options.read_header_timeout);
+      co_await tls_stream->async_handshake(asio::ssl::stream_base::server, redirect_error(use_awaitable, ec));
+      session->stream.expires_never();
+      if (ec) throw std::runtime_error("TLS handshake: " + ec.message());
+      session->certificate_user = certificateUser(tls_stream->native_handle());
+    }
     // `stopping` covers a connection accepted just before stop(), whose
     // session was not yet registered when stop() marked the others.
     while (!session->control.stopping && !stopping) {
@@ -217,10 +432,16 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       const bool local = isLocalPath(req.info.path);
       const char* served_by = "upstream";
       ForwardOutcome outcome;
-      if (local) {
+      bool cacheable = true;
+      std::optional<ForwardOutcome> refused;
+      if (gateway && !isHealthPath(req.info.path)) refused = co_await admitGatewayRequest(req, *session, worker, cacheable);
+      if (refused) {
+        served_by = "proxy";
+        outcome = *refused;
+      } else if (local) {
         served_by = "proxy";
         outcome = co_await serveLocal(req);
-      } else if (auto cached = co_await serveFromCache(req, worker, session->control)) {
+      } else if (auto cached = cacheable ? co_await serveFromCache(req, worker, session->control) : std::nullopt) {
         served_by = "cache";
         outcome = *cached;
       } else {
@@ -280,6 +501,11 @@ asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, 
 void ProxyServer::start() {
   Impl& s = *impl_;
   const int threads = std::max(1, s.options.io_threads);
+  if (!s.options.tls_cert_file.empty()) s.tls = std::make_unique<ServingTls>(s.options);
+  if (s.options.gateway) {
+    s.gateway = std::make_unique<auth::GatewayAuth>(auth::GatewayAuthOptions{
+        s.options.authentication_cache_ttl, s.options.authorization_cache_ttl, s.options.auth_cache_max_entries});
+  }
   for (int i = 0; i < threads; ++i) s.workers.push_back(std::make_unique<Worker>(s.upstream, s.options));
   const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(s.options.listen_host), s.options.listen_port);
   s.acceptor = std::make_unique<asio::ip::tcp::acceptor>(s.workers[0]->ctx);

@@ -24,6 +24,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl.hpp>
@@ -68,6 +69,68 @@ class CountingRatePolicy {
 
 using TcpStream = beast::basic_stream<asio::ip::tcp, asio::any_io_executor, CountingRatePolicy>;
 using TlsStream = beast::ssl_stream<TcpStream>;
+
+// One client connection, plain or TLS (gateway mode serves TLS). Satisfies Asio's
+// AsyncReadStream/AsyncWriteStream so Beast's read and Asio's write work on it; the
+// timeouts of the TCP layer bound the TLS operations above it too.
+class DownstreamStream {
+ public:
+  using executor_type = TcpStream::executor_type;
+
+  // TLS when `tls` is set (the handshake is the caller's), else plain TCP.
+  DownstreamStream(asio::ip::tcp::socket&& socket, std::shared_ptr<asio::ssl::context> tls)
+      : tls_(std::move(tls)), stream_(make(std::move(socket), tls_.get())) {}
+
+  executor_type get_executor() { return tcp().get_executor(); }
+  TcpStream& tcp() { return stream_.index() == 0 ? std::get<0>(stream_) : beast::get_lowest_layer(std::get<1>(stream_)); }
+  asio::ip::tcp::socket& socket() { return tcp().socket(); }
+  TlsStream* tls() { return stream_.index() == 1 ? &std::get<1>(stream_) : nullptr; }
+  void expires_after(std::chrono::steady_clock::duration d) { tcp().expires_after(d); }
+  void expires_never() { tcp().expires_never(); }
+  void cancel() { tcp().cancel(); }
+  void close() { tcp().close(); }
+
+  template <class MutableBuffers, class Token>
+  auto async_read_some(const MutableBuffers& buffers, Token&& token) {
+    return asio::async_initiate<Token, void(error_code, size_t)>(
+        [this](auto handler, const MutableBuffers& b) {
+          std::visit([&](auto& s) { s.async_read_some(b, std::move(handler)); }, stream_);
+        },
+        token, buffers);
+  }
+  // A read that no timeout of the TCP layer bounds (watching for a client leaving while
+  // the response's writes set and clear their own timeouts): the raw socket, or the
+  // TLS stream (whose lower-layer reads start untimed while no write deadline is set).
+  template <class MutableBuffers, class Token>
+  auto async_read_some_untimed(const MutableBuffers& buffers, Token&& token) {
+    return asio::async_initiate<Token, void(error_code, size_t)>(
+        [this](auto handler, const MutableBuffers& b) {
+          if (auto* s = tls()) {
+            s->async_read_some(b, std::move(handler));
+          } else {
+            socket().async_read_some(b, std::move(handler));
+          }
+        },
+        token, buffers);
+  }
+  template <class ConstBuffers, class Token>
+  auto async_write_some(const ConstBuffers& buffers, Token&& token) {
+    return asio::async_initiate<Token, void(error_code, size_t)>(
+        [this](auto handler, const ConstBuffers& b) {
+          std::visit([&](auto& s) { s.async_write_some(b, std::move(handler)); }, stream_);
+        },
+        token, buffers);
+  }
+
+ private:
+  static std::variant<TcpStream, TlsStream> make(asio::ip::tcp::socket&& socket, asio::ssl::context* tls) {
+    if (tls) return std::variant<TcpStream, TlsStream>(std::in_place_index<1>, std::move(socket), *tls);
+    return std::variant<TcpStream, TlsStream>(std::in_place_index<0>, std::move(socket));
+  }
+
+  std::shared_ptr<asio::ssl::context> tls_;  // outlives the SSL object made from it
+  std::variant<TcpStream, TlsStream> stream_;
+};
 
 // One connection to the upstream apiserver, plain or TLS. `buffer` holds bytes
 // read past the end of the last parsed message (e.g. data after a 101).
@@ -233,7 +296,7 @@ inline constexpr uint64_t kUnlimitedBody = std::numeric_limits<uint64_t>::max();
 // A client request whose head has been read; its body (if any) is still in
 // `parser`/`buffer`/`stream`. `method`, `target` and `headers` are moved out of the parser.
 struct DownstreamRequest {
-  TcpStream& stream;
+  DownstreamStream& stream;
   beast::flat_buffer& buffer;
   DownstreamParser& parser;
   std::string method;
@@ -243,6 +306,12 @@ struct DownstreamRequest {
   std::string client_ip;
   bool keep_alive = true;
   bool http10 = false;
+  // Gateway mode: the authenticated user's name ("" before authentication or in a sidecar),
+  // the credential a pass-through request carries upstream instead of the
+  // proxy's own ("" keeps the proxy's), and headers added for it (impersonation).
+  std::string caller;
+  std::string upstream_token;
+  HeaderList upstream_identity_headers;
 };
 
 struct ForwardOutcome {
@@ -257,7 +326,18 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
                                                   const ServerOptions& options);
 
 // Writes `data` to the client, bounded by `timeout`. Throws on failure.
-asio::awaitable<void> writeDownstream(TcpStream& stream, const std::string& data, std::chrono::milliseconds timeout);
+asio::awaitable<void> writeDownstream(DownstreamStream& stream, const std::string& data, std::chrono::milliseconds timeout);
+
+// A small request to the upstream with the proxy's own credentials (a review, a fence
+// read): status and body, the body at most `max_body` bytes. Throws UpstreamFailure when
+// the upstream cannot be reached or the exchange fails or exceeds `timeout`.
+struct UpstreamReply {
+  unsigned code = 0;
+  std::string body;
+};
+asio::awaitable<UpstreamReply> callUpstream(UpstreamPool& pool, const std::string& method, const std::string& path,
+                                            const std::string& body, std::chrono::milliseconds timeout,
+                                            size_t max_body, const ServerOptions& options);
 
 // A complete response carrying a Status body (or plain text), ready to write.
 std::string formatAnswer(const HttpAnswer& answer, bool keep_alive);

@@ -64,7 +64,7 @@ asio::awaitable<error_code> writeUpstreamRaw(UpstreamConnection& conn, const std
 }
 
 // Writes one piece of a response body to the client. Throws when the client is gone.
-asio::awaitable<void> writeDownstreamBody(TcpStream& stream, const char* data, size_t n, bool chunked,
+asio::awaitable<void> writeDownstreamBody(DownstreamStream& stream, const char* data, size_t n, bool chunked,
                                           std::chrono::milliseconds timeout) {
   stream.expires_after(timeout);
   if (chunked) {
@@ -78,7 +78,7 @@ asio::awaitable<void> writeDownstreamBody(TcpStream& stream, const char* data, s
 }
 
 // Copies upstream -> client until either side fails or closes.
-asio::awaitable<void> pumpToClient(UpstreamConnectionPtr conn, TcpStream& client, size_t buffer_bytes) {
+asio::awaitable<void> pumpToClient(UpstreamConnectionPtr conn, DownstreamStream& client, size_t buffer_bytes) {
   std::vector<char> buf(buffer_bytes);
   error_code ec;
   while (true) {
@@ -90,7 +90,7 @@ asio::awaitable<void> pumpToClient(UpstreamConnectionPtr conn, TcpStream& client
 }
 
 // Copies client -> upstream until either side fails or closes.
-asio::awaitable<void> pumpToUpstream(UpstreamConnectionPtr conn, TcpStream& client, size_t buffer_bytes) {
+asio::awaitable<void> pumpToUpstream(UpstreamConnectionPtr conn, DownstreamStream& client, size_t buffer_bytes) {
   std::vector<char> buf(buffer_bytes);
   error_code ec;
   while (true) {
@@ -200,11 +200,11 @@ struct ClientWatch {
   std::shared_ptr<asio::steady_timer> done;  // cancelled when the watch ends
 };
 
-asio::awaitable<void> watchClient(TcpStream& stream, beast::flat_buffer& buffer, UpstreamConnectionPtr conn,
+asio::awaitable<void> watchClient(DownstreamStream& stream, beast::flat_buffer& buffer, UpstreamConnectionPtr conn,
                                   std::shared_ptr<ClientWatch> watch) {
   error_code ec;
-  // The raw socket, not the tcp_stream: its timeouts belong to the relay's writes.
-  const size_t n = co_await stream.socket().async_read_some(buffer.prepare(4096), redirect_error(use_awaitable, ec));
+  // Untimed: the timeouts of the TCP layer belong to the relay's writes.
+  const size_t n = co_await stream.async_read_some_untimed(buffer.prepare(4096), redirect_error(use_awaitable, ec));
   buffer.commit(n);
   if (ec && ec != asio::error::operation_aborted) {
     watch->gone = true;
@@ -225,7 +225,7 @@ struct StreamGauge {
 
 }  // namespace
 
-asio::awaitable<void> writeDownstream(TcpStream& stream, const std::string& data, std::chrono::milliseconds timeout) {
+asio::awaitable<void> writeDownstream(DownstreamStream& stream, const std::string& data, std::chrono::milliseconds timeout) {
   stream.expires_after(timeout);
   co_await asio::async_write(stream, asio::buffer(data), use_awaitable);
   stream.expires_never();
@@ -252,7 +252,12 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
   }
   const bool has_body = !req.parser.is_done();
   const bool upgrade = isUpgradeRequest(req.headers);
-  const HeaderList headers = filterRequestHeaders(req.headers, {upstream.hostHeader(), upstream.bearerToken(), req.client_ip});
+  // Gateway mode forwards the caller's identity: its own token, or the proxy's with
+  // impersonation headers for a client-certificate user (see http_server.cpp).
+  HeaderList headers = filterRequestHeaders(
+      req.headers, {upstream.hostHeader(), req.upstream_token.empty() ? upstream.bearerToken() : req.upstream_token,
+                    req.client_ip});
+  headers.insert(headers.end(), req.upstream_identity_headers.begin(), req.upstream_identity_headers.end());
   const std::string head = formatRequestHead(req.method, up.path_prefix + req.target, headers, framing, length);
 
   UpstreamConnectionPtr conn;

@@ -44,6 +44,18 @@ struct ServerOptions {
   std::chrono::milliseconds watch_bookmark_interval{60000};
   std::chrono::milliseconds watch_max_lifetime{3600000};
   size_t watch_queue_capacity = 1000;
+
+  // Gateway mode (docs/security.md): TLS serving, every request authenticated
+  // (TokenReview or client certificate), every request served from the cache authorized
+  // (SubjectAccessReview), pass-through requests carrying the caller's identity.
+  bool gateway = false;
+  std::string tls_cert_file;  // serve TLS when set; reloaded when the files change
+  std::string tls_key_file;
+  std::string client_ca_file;  // verify client certificates against this CA bundle
+  std::chrono::milliseconds authentication_cache_ttl{30000};
+  std::chrono::milliseconds authorization_cache_ttl{10000};
+  size_t auth_cache_max_entries = 10000;
+  std::chrono::milliseconds review_timeout{10000};  // one TokenReview/SubjectAccessReview
 };
 
 }  // namespace proxy

@@ -177,3 +177,63 @@ asio::awaitable<UpstreamConnectionPtr> UpstreamPool::connect() {
 }
 
 }  // namespace proxy::io
+
+namespace proxy::io {
+
+asio::awaitable<UpstreamReply> callUpstream(UpstreamPool& pool, const std::string& method, const std::string& path,
+                                            const std::string& body, std::chrono::milliseconds timeout,
+                                            size_t max_body, const ServerOptions& options) {
+  Upstream& upstream = pool.upstream();
+  HeaderList fields = {{"Accept", "application/json"}, {"User-Agent", "kube-cache-proxy"}};
+  if (!body.empty()) fields.emplace_back("Content-Type", "application/json");
+  const HeaderList headers = filterRequestHeaders(fields, {upstream.hostHeader(), upstream.bearerToken(), ""});
+  const std::string request =
+      formatRequestHead(method, upstream.options().path_prefix + path, headers,
+                        body.empty() ? BodyFraming::None : BodyFraming::ContentLength, body.size()) +
+      body;
+  auto fail = [&](const error_code& ec) {
+    return UpstreamFailure(ec == beast::error::timeout ? Reason::Timeout : Reason::ServiceUnavailable,
+                           ec == beast::error::timeout ? "timeout" : "io", upstream.reachError(ec.message()));
+  };
+  auto visit = [](UpstreamConnection& conn, auto&& f) { return std::visit(f, conn.stream); };
+  for (int attempt = 0;; ++attempt) {
+    bool reused = false;
+    UpstreamConnectionPtr conn = co_await pool.acquire(attempt == 0, reused);
+    error_code ec;
+    conn->tcp().expires_after(timeout);
+    co_await visit(*conn, [&](auto& s) { return asio::async_write(s, asio::buffer(request), redirect_error(use_awaitable, ec)); });
+    UpstreamParser rp;
+    rp.header_limit(static_cast<uint32_t>(options.max_header_bytes));
+    rp.body_limit(max_body);
+    if (!ec) {
+      co_await visit(*conn, [&](auto& s) { return http::async_read_header(s, conn->buffer, rp, redirect_error(use_awaitable, ec)); });
+    }
+    if (ec) {
+      conn->close();
+      if (reused && attempt == 0) continue;  // a pooled connection the upstream had closed
+      throw fail(ec);
+    }
+    UpstreamReply reply;
+    std::vector<char> buf(16 * 1024);
+    while (!rp.is_done() && !ec) {
+      rp.setBodyBuffer(buf.data(), buf.size());
+      co_await visit(*conn, [&](auto& s) { return http::async_read_some(s, conn->buffer, rp, redirect_error(use_awaitable, ec)); });
+      if (ec == http::error::need_buffer) ec = {};
+      reply.body.append(buf.data(), rp.bodyUsed());
+    }
+    conn->tcp().expires_never();
+    if (ec) {
+      conn->close();
+      throw fail(ec);
+    }
+    if (rp.keep_alive()) {
+      pool.release(std::move(conn));
+    } else {
+      conn->close();
+    }
+    reply.code = rp.status;
+    co_return reply;
+  }
+}
+
+}  // namespace proxy::io

@@ -1,5 +1,6 @@
 #include "api_server.h"
 
+#include "auth.h"
 #include "http_server.h"
 
 namespace testapi {
@@ -57,6 +58,29 @@ void ApiServer::handle(const HttpRequest& req, ResponseStream& out) {
       sendStatusError(out, ApiError{401, "Unauthorized", "Unauthorized"});
       return;
     }
+  }
+  const bool public_path = req.path.rfind("/control/", 0) == 0 || req.path == "/control" || req.path == "/healthz" ||
+                           req.path == "/readyz" || req.path == "/livez";
+  if (opts_.authn && !public_path) {
+    // filters.WithAuthentication (401), WithImpersonation, then WithAuthorization (403).
+    AuthOutcome auth = authenticateRequest(req);
+    if (auth.error) {
+      sendStatusError(out, *auth.error);
+      return;
+    }
+    const AccessAttributes attrs = attributesOf(req, parseRequestInfo(req));
+    if (!isAllowed(*auth.user, attrs)) {
+      sendStatusError(out, forbidden(*auth.user, attrs));
+      return;
+    }
+  }
+  if (req.method == "POST" && (req.path == "/apis/authentication.k8s.io/v1/tokenreviews" ||
+                               req.path == "/apis/authorization.k8s.io/v1/subjectaccessreviews")) {
+    const bool token = req.path.find("tokenreviews") != std::string::npos;
+    ++(token ? counters_.token_reviews : counters_.subject_access_reviews);
+    auto [code, body] = token ? tokenReview(req.body) : subjectAccessReview(req.body);
+    sendJsonBody(out, code, std::move(body));
+    return;
   }
   if (req.path.rfind("/control/", 0) == 0 || req.path == "/control") {
     if (!opts_.enable_control) {

@@ -28,6 +28,7 @@ class HttpServer;
 struct ApiServerOptions {
   std::chrono::seconds bookmark_interval{60};  // W7: per-watcher bookmark period
   std::string token;                            // when set, Bearer token required (401 otherwise)
+  bool authn = false;                           // --authn: test identities and rules (auth.h) enforced
   bool enable_control = false;                  // /control/* endpoints
   std::string server_address;                   // host:port, for discovery
   // R7: how long a read waits for a future resourceVersion before 504.
@@ -39,6 +40,8 @@ struct ApiCounters {
   std::map<std::string, uint64_t> requests;  // "verb resource" -> count
   std::atomic<uint64_t> lists{0};
   std::atomic<uint64_t> watches{0};
+  std::atomic<uint64_t> token_reviews{0};
+  std::atomic<uint64_t> subject_access_reviews{0};
 };
 
 class ApiServer {

@@ -58,6 +58,8 @@ void ApiServer::handleControl(const HttpRequest& req, ResponseStream& out) {
     w.EndObject();
     w.Key("lists"); w.Uint64(counters_.lists);
     w.Key("watches"); w.Uint64(counters_.watches);
+    w.Key("tokenReviews"); w.Uint64(counters_.token_reviews);
+    w.Key("subjectAccessReviews"); w.Uint64(counters_.subject_access_reviews);
     w.Key("resourceVersion"); w.String(std::to_string(storage_.currentRv()).c_str());
     w.Key("compactedResourceVersion"); w.String(std::to_string(storage_.compactedRv()).c_str());
     w.EndObject();

@@ -22,6 +22,10 @@ Usage: kube-test-apiserver [flags]
   --tls-private-key-file F   private key for --tls-cert-file (PEM)
   --client-ca-file FILE      require client certificates signed by this CA
   --token TOKEN              require "Authorization: Bearer TOKEN" (401 otherwise)
+  --authn                    authenticate and authorize every API request (except /control/,
+                             /healthz, /livez, /readyz) as the apiserver does: bearer tokens of
+                             fixed test identities, fixed RBAC-like rules, impersonation headers;
+                             401/403 Status otherwise. The identities and rules are listed below.
   --resources FILE           resource catalog YAML (default: resources.yaml next to the
                              source if present, else the copy compiled into the binary)
   --bookmark-interval SECS   watch bookmark period (default 60)
@@ -30,6 +34,19 @@ Usage: kube-test-apiserver [flags]
   --sample-data              create demo namespaces, pods, configmaps, deployments, widgets
   --enable-control           serve the /control/ endpoints below (404 otherwise)
   --help                     this text
+
+Test identities (bearer token -> user [groups]; all also in system:authenticated):
+  admin-token   admin [system:masters]                  everything
+  proxy-token   system:serviceaccount:kube-system:kube-cache-proxy
+                                                        everything (incl. reviews, impersonate)
+  alice-token   alice [team-a], uid uid-alice, extra scopes=namespace-a
+                                                        get/list/watch pods in namespace "a"
+  bob-token     bob [cluster-readers]                   get/list/watch pods, namespaces everywhere
+  nobody-token  nobody                                  nothing
+  Every authenticated user may GET non-resource paths except /metrics.
+  POST /apis/authentication.k8s.io/v1/tokenreviews and
+  POST /apis/authorization.k8s.io/v1/subjectaccessreviews answer for these identities and
+  rules (also without --authn); /control/counters counts them.
 
 Control endpoints (with --enable-control; any method, answers JSON):
   GET  /control/counters              requests per verb+resource, open watch streams per
@@ -93,6 +110,7 @@ Flags parseFlags(int argc, char** argv) {
     else if (a == "--tls-private-key-file") f.http.tls_key_file = next();
     else if (a == "--client-ca-file") f.http.client_ca_file = next();
     else if (a == "--token") f.api.token = next();
+    else if (a == "--authn") f.api.authn = true;
     else if (a == "--resources") f.resources = next();
     else if (a == "--bookmark-interval") {
       std::string v = next();

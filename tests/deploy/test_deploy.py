@@ -72,9 +72,37 @@ class HelmChartTest(unittest.TestCase):
         self.assertEqual(rbac_resources(docs), {
             ("", "pods", read), ("apps", "deployments", read), ("example.com", "widgets", read),
             ("apiextensions.k8s.io", "customresourcedefinitions", ("get",)),
+            # Gateway mode reviews every caller (docs/security.md).
+            ("authentication.k8s.io", "tokenreviews", ("create",)),
+            ("authorization.k8s.io", "subjectaccessreviews", ("create",)),
         })
         # Nothing the operator did not list, secrets above all.
         self.assertNotIn("secrets", str(by_kind(docs, "ClusterRole")))
+
+    def test_gateway_serves_tls_and_impersonates_only_for_client_certificates(self):
+        docs = template()
+        (cm,) = by_kind(docs, "ConfigMap")
+        config = yaml.safe_load(cm["data"]["config.yaml"])
+        self.assertEqual(config["tls-cert-file"], "/etc/kube-cache-proxy/tls/tls.crt")
+        self.assertEqual(config["tls-private-key-file"], "/etc/kube-cache-proxy/tls/tls.key")
+        self.assertNotIn("client-ca-file", config)
+        self.assertEqual(config["authorization-cache-ttl"], "10s")
+        (deploy,) = by_kind(docs, "Deployment")
+        spec = deploy["spec"]["template"]["spec"]
+        self.assertIn({"name": "tls", "secret": {"secretName": "kcp-kube-cache-proxy-tls"}}, spec["volumes"])
+        (container,) = spec["containers"]
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            self.assertEqual(container[probe]["httpGet"]["scheme"], "HTTPS")
+        self.assertNotIn("impersonate", str(by_kind(docs, "ClusterRole")))
+
+        docs = template("--set", "clientCA.enabled=true", "--set", "tls.secretName=my-tls")
+        (cm,) = by_kind(docs, "ConfigMap")
+        self.assertEqual(yaml.safe_load(cm["data"]["config.yaml"])["client-ca-file"],
+                         "/etc/kube-cache-proxy/client-ca/ca.crt")
+        (deploy,) = by_kind(docs, "Deployment")
+        self.assertIn({"name": "tls", "secret": {"secretName": "my-tls"}}, deploy["spec"]["template"]["spec"]["volumes"])
+        self.assertIn(("", "users", ("impersonate",)), rbac_resources(docs))
+        self.assertIn(("", "groups", ("impersonate",)), rbac_resources(docs))
 
     def test_the_config_file_lists_the_cached_and_denied_resources(self):
         docs = template("--set", "cache.resources={pods,configmaps}", "--set", "cache.deny={secrets}",

@@ -41,7 +41,10 @@ TEST_CASE("--listen takes host:port, bracketed IPv6 and Go's bare :port") {
         config::ListenAddress{"127.0.0.2", 9000});
   CHECK(loadArgs(withUpstream({"--listen=[::1]:0"}), env).listen == config::ListenAddress{"::1", 0});
   CHECK(loadArgs(withUpstream({"--listen", "localhost:8001"}), env).listen.host == "localhost");
-  CHECK(loadArgs(withUpstream({"--listen", ":8080", "--mode", "gateway"}), env).listen ==
+  CHECK(loadArgs(withUpstream({"--listen", ":8080", "--mode", "gateway", "--tls-cert-file", "tls.crt",
+                                "--tls-private-key-file", "tls.key"}),
+                 env)
+            .listen ==
         config::ListenAddress{"0.0.0.0", 8080});
   CHECK(config::ListenAddress{"::1", 8001}.toString() == "[::1]:8001");
 }
@@ -65,14 +68,42 @@ TEST_CASE("--listen rejects values that are not host:port") {
         "kube-cache-proxy: --listen \"127.0.0.1:http\": invalid port \"http\"");
 }
 
-TEST_CASE("A sidecar listening beyond loopback is allowed but warned about; a gateway is not warned") {
+TEST_CASE("Only a gateway serving TLS listens beyond loopback") {
   config::test::TempDir dir;
   const auto env = config::test::emptyEnvironment(dir);
-  const auto sidecar = loadArgs(withUpstream({"--listen", "0.0.0.0:8001"}), env);
-  REQUIRE(sidecar.warnings.size() == 1);
-  CHECK(sidecar.warnings[0].find("not loopback") != std::string::npos);
-  CHECK(loadArgs(withUpstream({"--listen", "0.0.0.0:8001", "--mode", "gateway"}), env).warnings.empty());
+  CHECK(loadError(withUpstream({"--listen", "0.0.0.0:8001"}), env) ==
+        "kube-cache-proxy: --listen 0.0.0.0:8001: sidecar mode listens on loopback only (anyone reaching it would "
+        "use the proxy's credentials); use --mode gateway to serve other hosts");
+  CHECK(loadError(withUpstream({"--listen", "0.0.0.0:8001", "--mode", "gateway"}), env) ==
+        "kube-cache-proxy: --listen 0.0.0.0:8001: a gateway beyond loopback needs --tls-cert-file and "
+        "--tls-private-key-file (bearer tokens must not cross the network in clear text)");
+  const auto gateway = loadArgs(withUpstream({"--listen", "0.0.0.0:8001", "--mode", "gateway", "--tls-cert-file",
+                                              "tls.crt", "--tls-private-key-file", "tls.key"}),
+                                env);
+  CHECK(gateway.warnings.empty());
+  CHECK(gateway.tls_cert_file == "tls.crt");
+  CHECK(gateway.tls_private_key_file == "tls.key");
   CHECK(loadArgs(withUpstream({"--listen", "127.1.2.3:8001"}), env).warnings.empty());
+  CHECK(loadArgs(withUpstream({"--listen", "127.0.0.1:8001", "--mode", "gateway"}), env).mode == config::Mode::Gateway);
+}
+
+TEST_CASE("TLS serving flags go together; client certificates need a TLS gateway") {
+  config::test::TempDir dir;
+  const auto env = config::test::emptyEnvironment(dir);
+  CHECK(loadError(withUpstream({"--tls-cert-file", "tls.crt"}), env) ==
+        "kube-cache-proxy: --tls-cert-file and --tls-private-key-file go together");
+  CHECK(loadError(withUpstream({"--mode", "gateway", "--client-ca-file", "ca.crt"}), env) ==
+        "kube-cache-proxy: --client-ca-file: client certificates need --mode gateway and --tls-cert-file");
+  const auto c = loadArgs(withUpstream({"--mode", "gateway", "--tls-cert-file", "tls.crt", "--tls-private-key-file",
+                                        "tls.key", "--client-ca-file", "ca.crt", "--authentication-cache-ttl", "1m",
+                                        "--authorization-cache-ttl", "0s", "--auth-cache-size", "500"}),
+                          env);
+  CHECK(c.client_ca_file == "ca.crt");
+  CHECK(c.authentication_cache_ttl == 1min);
+  CHECK(c.authorization_cache_ttl == 0s);
+  CHECK(c.auth_cache_size == 500);
+  CHECK(loadError(withUpstream({"--auth-cache-size", "lots"}), env) ==
+        "kube-cache-proxy: --auth-cache-size \"lots\": want a count from 0 to 10000000");
 }
 
 TEST_CASE("--log-format accepts text and json only") {

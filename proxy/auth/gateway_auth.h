@@ -1,0 +1,59 @@
+#pragma once
+// Gateway mode's authentication and authorization decisions, without the network: which
+// credential a request carries, the cache keys of its reviews, the decision caches, and
+// the 401/403 the apiserver would answer. The io code (http_server.cpp) asks here first
+// and posts a review to the upstream only on a cache miss.
+//
+// Keys never hold a raw token: a SHA-256 of it, so a heap dump shows no credential.
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "proxy/api_status.h"
+#include "proxy/auth/decision_cache.h"
+#include "proxy/auth/reviews.h"
+#include "proxy/auth/user_info.h"
+#include "proxy/header_filter.h"
+#include "proxy/request_info.h"
+
+namespace proxy::auth {
+
+struct GatewayAuthOptions {
+  // Both outcomes of a TokenReview are kept this long (a revoked token keeps working
+  // through the proxy for at most this long; an invalid one costs one review per ttl).
+  std::chrono::milliseconds authentication_ttl{30000};
+  // Allowed and denied SubjectAccessReviews are kept this long (RBAC changes apply
+  // through the proxy at most this late).
+  std::chrono::milliseconds authorization_ttl{10000};
+  size_t max_entries = 10000;  // per cache
+};
+
+class GatewayAuth {
+ public:
+  explicit GatewayAuth(const GatewayAuthOptions& options, const cache::Clock& clock = cache::RealClock::instance());
+
+  // The bearer token of an "Authorization: Bearer <token>" header, "" when absent.
+  static std::string bearerToken(const HeaderList& headers);
+  // True when the client asks for impersonation (Impersonate-* headers).
+  static bool wantsImpersonation(const HeaderList& headers);
+  static std::string tokenKey(const std::string& token);
+  static std::string accessKey(const UserInfo& user, const AccessAttributes& attrs);
+  // What the apiserver's RequestInfo and authorization filter would check for `info`.
+  static AccessAttributes attributesOf(const RequestInfo& info, const std::string& method);
+
+  DecisionCache<TokenReviewResult>& tokens() { return tokens_; }
+  DecisionCache<AccessReviewResult>& access() { return access_; }
+
+ private:
+  DecisionCache<TokenReviewResult> tokens_;
+  DecisionCache<AccessReviewResult> access_;
+};
+
+// 401 as the apiserver's authentication filter answers it.
+ApiStatus unauthorizedStatus();
+// 403 as responsewriters.Forbidden words it (apierrors.NewForbidden around
+// forbiddenMessage), with the authorizer's reason appended when there is one.
+ApiStatus forbiddenStatus(const UserInfo& user, const AccessAttributes& attrs, const std::string& reason);
+
+}  // namespace proxy::auth

@@ -1,0 +1,290 @@
+// Test identities, rules, the review APIs and impersonation (see auth.h).
+#include "auth.h"
+
+#include <algorithm>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "status_util.h"
+
+namespace testapi {
+namespace {
+
+constexpr const char* kProxyUser = "system:serviceaccount:kube-system:kube-cache-proxy";
+
+struct Rule {
+  std::vector<std::string> users;   // any of these users ...
+  std::vector<std::string> groups;  // ... or any of these groups
+  std::vector<std::string> verbs;
+  std::vector<std::string> api_groups;
+  std::vector<std::string> resources;
+  std::string ns;  // "" = every namespace and cluster scope
+  bool non_resource = false;
+  std::vector<std::string> excluded_paths;  // non-resource rules
+};
+
+bool matches(const std::vector<std::string>& set, const std::string& v) {
+  return std::find(set.begin(), set.end(), "*") != set.end() || std::find(set.begin(), set.end(), v) != set.end();
+}
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> r = {
+      {{kProxyUser}, {"system:masters"}, {"*"}, {"*"}, {"*"}, "", false, {}},
+      {{kProxyUser}, {"system:masters"}, {"*"}, {}, {}, "", true, {}},
+      {{}, {"team-a"}, {"get", "list", "watch"}, {""}, {"pods"}, "a", false, {}},
+      {{}, {"cluster-readers"}, {"get", "list", "watch"}, {""}, {"pods", "namespaces"}, "", false, {}},
+      {{}, {"system:authenticated"}, {"get"}, {}, {}, "", true, {"/metrics"}},
+  };
+  return r;
+}
+
+std::vector<std::string> withAuthenticated(std::vector<std::string> groups) {
+  if (std::find(groups.begin(), groups.end(), "system:authenticated") == groups.end())
+    groups.emplace_back("system:authenticated");
+  return groups;
+}
+
+const std::map<std::string, UserIdentity>& identities() {
+  static const std::map<std::string, UserIdentity> ids = {
+      {"admin-token", {"admin", "uid-admin", {"system:masters", "system:authenticated"}, {}}},
+      {"proxy-token",
+       {kProxyUser, "uid-proxy", {"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"}, {}}},
+      {"alice-token", {"alice", "uid-alice", {"team-a", "system:authenticated"}, {{"scopes", {"namespace-a"}}}}},
+      {"bob-token", {"bob", "uid-bob", {"cluster-readers", "system:authenticated"}, {}}},
+      {"nobody-token", {"nobody", "uid-nobody", {"system:authenticated"}, {}}},
+  };
+  return ids;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string stringMember(const rapidjson::Value& obj, const char* name) {
+  if (!obj.IsObject()) return "";
+  auto it = obj.FindMember(name);
+  return it != obj.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString(), it->value.GetStringLength())
+                                                        : std::string();
+}
+
+std::vector<std::string> stringArray(const rapidjson::Value& obj, const char* name) {
+  std::vector<std::string> out;
+  if (!obj.IsObject()) return out;
+  auto it = obj.FindMember(name);
+  if (it == obj.MemberEnd() || !it->value.IsArray()) return out;
+  for (const auto& v : it->value.GetArray())
+    if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
+  return out;
+}
+
+ApiError badReview(const std::string& why) { return ApiError{400, "BadRequest", why}; }
+
+}  // namespace
+
+std::optional<UserIdentity> authenticateToken(const std::string& token) {
+  auto it = identities().find(token);
+  if (it == identities().end()) return std::nullopt;
+  return it->second;
+}
+
+bool isAllowed(const UserIdentity& user, const AccessAttributes& a) {
+  for (const auto& r : rules()) {
+    bool subject = std::find(r.users.begin(), r.users.end(), user.name) != r.users.end();
+    for (const auto& g : user.groups) subject = subject || std::find(r.groups.begin(), r.groups.end(), g) != r.groups.end();
+    if (!subject || !matches(r.verbs, a.verb)) continue;
+    if (r.non_resource) {
+      if (!a.resource_request &&
+          std::find(r.excluded_paths.begin(), r.excluded_paths.end(), a.path) == r.excluded_paths.end())
+        return true;
+      continue;
+    }
+    if (!a.resource_request) continue;
+    const std::string resource = a.subresource.empty() ? a.resource : a.resource + "/" + a.subresource;
+    if (!matches(r.api_groups, a.group) || !matches(r.resources, resource)) continue;
+    if (!r.ns.empty() && r.ns != a.ns) continue;
+    return true;
+  }
+  return false;
+}
+
+ApiError forbidden(const UserIdentity& user, const AccessAttributes& a) {
+  std::string why;
+  if (!a.resource_request) {
+    why = "User " + goQuote(user.name) + " cannot " + a.verb + " path " + goQuote(a.path);
+    return ApiError{403, "Forbidden", "forbidden: " + why};
+  }
+  const std::string resource = a.subresource.empty() ? a.resource : a.resource + "/" + a.subresource;
+  why = "User " + goQuote(user.name) + " cannot " + a.verb + " resource " + goQuote(resource) + " in API group " +
+        goQuote(a.group) + (a.ns.empty() ? " at the cluster scope" : " in the namespace " + goQuote(a.ns));
+  // apierrors.NewForbidden: the GroupResource (without the subresource), then the object's name.
+  const std::string qualified = a.group.empty() ? a.resource : a.resource + "." + a.group;
+  ApiError e{403, "Forbidden", ""};
+  e.message = a.name.empty() ? qualified + " is forbidden: " + why : qualified + " " + goQuote(a.name) + " is forbidden: " + why;
+  e.name = a.name;
+  e.group = a.group;
+  e.kind = a.resource;
+  return e;
+}
+
+ApiError unauthorized() { return ApiError{401, "Unauthorized", "Unauthorized"}; }
+
+AccessAttributes attributesOf(const HttpRequest& req, const RequestInfo& info) {
+  AccessAttributes a;
+  if (!info.is_resource_request) {
+    a.resource_request = false;
+    a.verb = lower(req.method == "HEAD" ? "GET" : req.method);
+    a.path = req.path;
+    return a;
+  }
+  a.verb = info.verb;
+  a.group = info.group;
+  a.version = info.version;
+  a.resource = info.resource;
+  a.subresource = info.subresource;
+  a.ns = info.ns;
+  a.name = info.name;
+  // RequestInfoFactory: a namespace object is in its own namespace.
+  if (a.resource == "namespaces" && a.ns.empty()) a.ns = a.name;
+  // ... and a list or watch of one name (fieldSelector metadata.name=x) names it.
+  if ((a.verb == "list" || a.verb == "watch") && a.name.empty()) {
+    if (const std::string* fs = req.param("fieldSelector"); fs && fs->find(',') == std::string::npos) {
+      for (const char* prefix : {"metadata.name==", "metadata.name="})
+        if (fs->rfind(prefix, 0) == 0) {
+          a.name = fs->substr(std::string(prefix).size());
+          break;
+        }
+    }
+  }
+  return a;
+}
+
+AuthOutcome authenticateRequest(const HttpRequest& req) {
+  const std::string header = req.header("authorization");
+  std::optional<UserIdentity> user;
+  if (header.size() > 7 && lower(header.substr(0, 7)) == "bearer ") user = authenticateToken(header.substr(7));
+  if (!user) return {std::nullopt, unauthorized()};
+  // Impersonation (filters/impersonation.go): the caller needs "impersonate" on users,
+  // groups, uids and userextras/<key>; the result is a new user with
+  // system:authenticated added.
+  std::vector<std::string> imp_groups;
+  std::map<std::string, std::vector<std::string>> imp_extra;
+  std::string imp_user, imp_uid;
+  for (const auto& [name, value] : req.headers) {
+    if (name == "impersonate-user") imp_user = value;
+    else if (name == "impersonate-group") imp_groups.push_back(value);
+    else if (name == "impersonate-uid") imp_uid = value;
+    else if (name.rfind("impersonate-extra-", 0) == 0) imp_extra[name.substr(18)].push_back(value);
+  }
+  if (imp_user.empty()) {
+    if (!imp_groups.empty() || !imp_extra.empty() || !imp_uid.empty())
+      return {std::nullopt, ApiError{500, "", "requested [] without impersonating a user"}};
+    return {user, std::nullopt};
+  }
+  auto check = [&](const std::string& resource, const std::string& name) -> std::optional<ApiError> {
+    AccessAttributes a;
+    a.verb = "impersonate";
+    a.group = resource == "userextras" || resource == "uids" ? "authentication.k8s.io" : "";
+    a.resource = resource;
+    a.name = name;
+    if (isAllowed(*user, a)) return std::nullopt;
+    return forbidden(*user, a);
+  };
+  if (auto e = check("users", imp_user)) return {std::nullopt, e};
+  for (const auto& g : imp_groups)
+    if (auto e = check("groups", g)) return {std::nullopt, e};
+  if (!imp_uid.empty())
+    if (auto e = check("uids", imp_uid)) return {std::nullopt, e};
+  UserIdentity acting{imp_user, imp_uid, withAuthenticated(imp_groups), imp_extra};
+  return {acting, std::nullopt};
+}
+
+std::pair<int, std::string> tokenReview(const std::string& body) {
+  rapidjson::Document doc;
+  if (auto err = parseJsonLikeGo(body, doc)) return {400, badReview(*err).toJson()};
+  const std::string token = doc.IsObject() && doc.HasMember("spec") ? stringMember(doc["spec"], "token") : "";
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  w.StartObject();
+  w.Key("kind"); w.String("TokenReview");
+  w.Key("apiVersion"); w.String("authentication.k8s.io/v1");
+  w.Key("metadata"); w.StartObject(); w.Key("creationTimestamp"); w.Null(); w.EndObject();
+  w.Key("spec"); w.StartObject(); w.Key("token"); w.String(token.c_str()); w.EndObject();
+  w.Key("status");
+  w.StartObject();
+  if (auto user = authenticateToken(token)) {
+    w.Key("authenticated"); w.Bool(true);
+    w.Key("user");
+    w.StartObject();
+    w.Key("username"); w.String(user->name.c_str());
+    w.Key("uid"); w.String(user->uid.c_str());
+    w.Key("groups"); w.StartArray(); for (const auto& g : user->groups) w.String(g.c_str()); w.EndArray();
+    if (!user->extra.empty()) {
+      w.Key("extra");
+      w.StartObject();
+      for (const auto& [k, vs] : user->extra) {
+        w.Key(k.c_str());
+        w.StartArray(); for (const auto& v : vs) w.String(v.c_str()); w.EndArray();
+      }
+      w.EndObject();
+    }
+    w.EndObject();
+  } else {
+    w.Key("user"); w.StartObject(); w.EndObject();
+    w.Key("error"); w.String("invalid bearer token");
+  }
+  w.EndObject();
+  w.EndObject();
+  return {201, sb.GetString()};
+}
+
+std::pair<int, std::string> subjectAccessReview(const std::string& body) {
+  rapidjson::Document doc;
+  if (auto err = parseJsonLikeGo(body, doc)) return {400, badReview(*err).toJson()};
+  if (!doc.IsObject() || !doc.HasMember("spec") || !doc["spec"].IsObject())
+    return {400, badReview("spec is required").toJson()};
+  const rapidjson::Value& spec = doc["spec"];
+  UserIdentity user{stringMember(spec, "user"), stringMember(spec, "uid"), stringArray(spec, "groups"), {}};
+  AccessAttributes a;
+  if (spec.HasMember("resourceAttributes") && spec["resourceAttributes"].IsObject()) {
+    const auto& ra = spec["resourceAttributes"];
+    a.verb = stringMember(ra, "verb");
+    a.group = stringMember(ra, "group");
+    a.version = stringMember(ra, "version");
+    a.resource = stringMember(ra, "resource");
+    a.subresource = stringMember(ra, "subresource");
+    a.ns = stringMember(ra, "namespace");
+    a.name = stringMember(ra, "name");
+  } else if (spec.HasMember("nonResourceAttributes") && spec["nonResourceAttributes"].IsObject()) {
+    a.resource_request = false;
+    a.verb = stringMember(spec["nonResourceAttributes"], "verb");
+    a.path = stringMember(spec["nonResourceAttributes"], "path");
+  } else {
+    return {422, ApiError{422, "Invalid", "SubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: "
+                                          "Invalid value: \"null\": exactly one of nonResourceAttributes or "
+                                          "resourceAttributes must be specified"}
+                     .toJson()};
+  }
+  const bool allowed = isAllowed(user, a);
+  // The response echoes the request's spec, as the apiserver does.
+  rapidjson::Document out(rapidjson::kObjectType);
+  auto& alloc = out.GetAllocator();
+  out.AddMember("kind", "SubjectAccessReview", alloc);
+  out.AddMember("apiVersion", "authorization.k8s.io/v1", alloc);
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("creationTimestamp", rapidjson::Value(), alloc);
+  out.AddMember("metadata", meta, alloc);
+  out.AddMember("spec", rapidjson::Value(spec, alloc), alloc);
+  rapidjson::Value status(rapidjson::kObjectType);
+  status.AddMember("allowed", allowed, alloc);
+  if (allowed) status.AddMember("reason", "allowed by a kube-test-apiserver rule", alloc);
+  out.AddMember("status", status, alloc);
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  out.Accept(w);
+  return {201, sb.GetString()};
+}
+
+}  // namespace testapi

@@ -1,0 +1,71 @@
+#pragma once
+// Authentication and authorization of kube-test-apiserver (--authn): fixed test
+// identities behind bearer tokens, fixed RBAC-like rules, the TokenReview and
+// SubjectAccessReview APIs that expose both, impersonation, and the 401/403 Status
+// the apiserver answers (k8s.io/apiserver endpoints/filters and responsewriters).
+//
+// Identities (token -> user; every one also has group system:authenticated):
+//   admin-token   admin                                       group system:masters: everything
+//   proxy-token   system:serviceaccount:kube-system:kube-cache-proxy   everything (a cache
+//                 proxy lists and watches all, creates reviews, impersonates)
+//   alice-token   alice, uid uid-alice, group team-a, extra scopes=[namespace-a]
+//   bob-token     bob                                         group cluster-readers
+//   nobody-token  nobody                                      nothing
+// Rules (allow only; no match is a denial with an empty reason, as RBAC answers):
+//   group system:masters, user system:serviceaccount:kube-system:kube-cache-proxy: all
+//   group team-a:          get, list, watch pods in namespace "a"
+//   group cluster-readers: get, list, watch pods and namespaces in every namespace
+//   any authenticated user: get of non-resource paths except /metrics (discovery, version)
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api_types.h"
+#include "http_types.h"
+#include "request_info.h"
+
+namespace testapi {
+
+struct UserIdentity {
+  std::string name;
+  std::string uid;
+  std::vector<std::string> groups;
+  std::map<std::string, std::vector<std::string>> extra;
+};
+
+// What a request asks to do (authorizer.Attributes).
+struct AccessAttributes {
+  bool resource_request = true;
+  std::string verb;
+  std::string group;
+  std::string version;
+  std::string resource;
+  std::string subresource;
+  std::string ns;
+  std::string name;
+  std::string path;  // non-resource requests
+};
+
+// The identity behind a bearer token, nullopt when the token is unknown.
+std::optional<UserIdentity> authenticateToken(const std::string& token);
+bool isAllowed(const UserIdentity& user, const AccessAttributes& attrs);
+// apierrors.NewForbidden with responsewriters' forbiddenMessage.
+ApiError forbidden(const UserIdentity& user, const AccessAttributes& attrs);
+ApiError unauthorized();
+
+// The acting identity of `req` after authentication and impersonation, or the 401/403
+// to answer instead.
+struct AuthOutcome {
+  std::optional<UserIdentity> user;
+  std::optional<ApiError> error;
+};
+AuthOutcome authenticateRequest(const HttpRequest& req);
+AccessAttributes attributesOf(const HttpRequest& req, const RequestInfo& info);
+
+// POST bodies of the review APIs -> (status code, response body).
+std::pair<int, std::string> tokenReview(const std::string& body);
+std::pair<int, std::string> subjectAccessReview(const std::string& body);
+
+}  // namespace testapi

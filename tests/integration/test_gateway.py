@@ -1,0 +1,305 @@
+"""Gateway mode (issue 8, acceptance 1): kube-cache-proxy --mode gateway serving TLS in
+front of kube-test-apiserver --authn (fixed test identities and rules, TokenReview and
+SubjectAccessReview; see kube-test-apiserver --help).
+
+Every request is authenticated (401 otherwise), every request answered from the cache is
+authorized with the caller's identity (403 otherwise, byte for byte the upstream's Status
+for that caller: contract E1), allowed reads come from the cache, and the review outcomes
+are cached (visible in the upstream's /control/counters). Pass-through requests reach the
+upstream as the caller: its token, or impersonation for a client-certificate user.
+"""
+import http.client
+import json
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import unittest
+
+import clients
+import harness
+
+# The exact body kube-apiserver's authentication filter writes. Go's JSON encoder ends it
+# with a newline, as the proxy does; the test apiserver leaves the newline out (the one
+# difference tests/integration/read_compare.py also allows).
+UNAUTHORIZED = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized",'
+                b'"reason":"Unauthorized","code":401}')
+
+
+def openssl(directory, *args):
+    subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+
+def issue(directory, name, subject, ext):
+    """A key and certificate signed by the make_pki CA."""
+    with open(os.path.join(directory, name + ".ext"), "w") as f:
+        f.write(ext)
+    openssl(directory, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", name + ".key", "-out", name + ".csr", "-subj", subject)
+    openssl(directory, "x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", name + ".crt", "-days", "2", "-extfile", name + ".ext")
+    return os.path.join(directory, name + ".crt"), os.path.join(directory, name + ".key")
+
+
+def exchange(host, port, path, token=None, method="GET", body=None, tls=None, read_body=True):
+    """One request on a fresh connection: (status, headers dict, body bytes)."""
+    if tls is not None:
+        conn = http.client.HTTPSConnection(host, port, timeout=30, context=tls)
+    else:
+        conn = http.client.HTTPConnection(host, port, timeout=30)
+    headers = {"Accept": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    try:
+        conn.request(method, path, body=data, headers=headers)
+        r = conn.getresponse()
+        # A watch streams: its head is what matters here.
+        content = r.read() if read_body else b""
+        return r.status, dict(r.getheaders()), content
+    finally:
+        conn.close()
+
+
+def from_cache_header(headers):
+    """X-Kube-Cache-Proxy: cache; rv=N on an answer from the cache."""
+    return headers.get("X-Kube-Cache-Proxy", "").startswith("cache")
+
+
+class GatewayTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp()
+        cls.pki = harness.make_pki(cls.dir)
+        cls.carol = issue(cls.dir, "carol", "/O=team-a/CN=carol", "extendedKeyUsage=clientAuth\n")
+        # The serving pair the proxy reads; the reload test replaces it.
+        cls.serving_cert = os.path.join(cls.dir, "serving.crt")
+        cls.serving_key = os.path.join(cls.dir, "serving.key")
+        shutil.copy(cls.pki["server_cert"], cls.serving_cert)
+        shutil.copy(cls.pki["server_key"], cls.serving_key)
+        cls.procs = harness.Processes()
+        try:
+            # Bookmarks each second keep the cache's RV current for consistent reads (C1).
+            cls.api = clients.start_apiserver(cls.procs, "--authn", "--enable-control", "--bookmark-interval", "1")
+            for ns in ("a", "b"):
+                cls.upstream("/api/v1/namespaces", "admin-token", "POST", {"metadata": {"name": ns}}, expect=201)
+                cls.upstream("/api/v1/namespaces/%s/pods" % ns, "admin-token", "POST", clients.pod("p-" + ns),
+                             expect=201)
+            cls.proxy = cls.start_proxy()
+        except Exception:
+            cls.procs.stop_all()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.procs.stop_all()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    @classmethod
+    def upstream(cls, path, token=None, method="GET", body=None, expect=None):
+        status, headers, content = exchange(cls.api.host, cls.api.port, path, token, method, body)
+        if expect is not None:
+            assert status == expect, (path, status, content)
+        return status, headers, content
+
+    @classmethod
+    def start_proxy(cls, *extra):
+        proxy = cls.procs.start([
+            harness.PROXY_BIN, "--listen", "127.0.0.1:0", "--upstream", "http://%s:%d" % (cls.api.host, cls.api.port),
+            "--token", "proxy-token", "--mode", "gateway", "--cache", "pods,namespaces", "--cache-on-demand=false",
+            "--tls-cert-file", cls.serving_cert, "--tls-private-key-file", cls.serving_key,
+            "--client-ca-file", cls.pki["ca"], "--authentication-cache-ttl", "1h", "--authorization-cache-ttl", "1h",
+            *extra])
+        harness.wait_for(lambda: cls.gateway_static(proxy, "/readyz")[0] == 200, timeout=30, message="proxy ready")
+        return proxy
+
+    @classmethod
+    def tls(cls, cert=None):
+        context = ssl.create_default_context(cafile=cls.pki["ca"])
+        if cert:
+            context.load_cert_chain(*cert)
+        return context
+
+    @classmethod
+    def gateway_static(cls, proxy, path, token=None, **kwargs):
+        return exchange(proxy.host, proxy.port, path, token, tls=cls.tls(kwargs.pop("cert", None)), **kwargs)
+
+    def gateway(self, path, token=None, **kwargs):
+        return self.gateway_static(self.proxy, path, token, **kwargs)
+
+    def counters(self):
+        return json.loads(self.upstream("/control/counters", expect=200)[2])
+
+    # -- authentication -------------------------------------------------------------------
+
+    def test_requests_without_valid_credentials_get_the_apiservers_401(self):
+        for token in (None, "no-such-token"):
+            for path in ("/api/v1/namespaces/a/pods", "/api/v1/namespaces/a/configmaps", "/version", "/metrics"):
+                with self.subTest(token=token, path=path):
+                    status, _, body = self.gateway(path, token)
+                    self.assertEqual(status, 401, body)
+                    self.assertEqual(body, UNAUTHORIZED + b"\n")
+                    self.assertEqual(self.upstream(path, token)[2], UNAUTHORIZED)
+        # Health endpoints stay open for the kubelet's probes.
+        self.assertEqual(self.gateway("/healthz")[0], 200)
+
+    # -- authorization of cached reads (acceptance 1) --------------------------------------
+
+    def assert_same_refusal(self, path, token, **kwargs):
+        status, _, body = self.gateway(path, token, **kwargs)
+        up_status, _, up_body = self.upstream(path, token)
+        self.assertEqual(status, 403, body)
+        self.assertEqual((status, body), (up_status, up_body + b"\n"))
+        return json.loads(body)
+
+    def test_forbidden_cached_get_list_and_watch_get_the_upstreams_403(self):
+        cases = [
+            ("nobody-token", "/api/v1/namespaces/a/pods/p-a"),           # GET of a named object
+            ("nobody-token", "/api/v1/namespaces/a/pods"),               # LIST
+            ("nobody-token", "/api/v1/namespaces/a/pods?watch=1"),       # WATCH
+            ("nobody-token", "/api/v1/namespaces/a"),                    # a namespace is in itself
+            ("alice-token", "/api/v1/namespaces/b/pods"),                # allowed in a only
+            ("alice-token", "/api/v1/namespaces/b/pods/p-b"),
+            ("alice-token", "/api/v1/namespaces/b/pods?watch=true&resourceVersion=0"),
+        ]
+        for token, path in cases:
+            with self.subTest(token=token, path=path):
+                self.assert_same_refusal(path, token)
+        status = self.assert_same_refusal("/api/v1/namespaces/a/pods/p-a", "nobody-token")
+        self.assertEqual(status["message"], 'pods "p-a" is forbidden: User "nobody" cannot get resource "pods" '
+                                            'in API group "" in the namespace "a"')
+        self.assertEqual(status["details"], {"name": "p-a", "kind": "pods"})
+
+    def test_cluster_wide_list_and_watch_by_a_namespace_reader_are_refused_not_filtered(self):
+        for path in ("/api/v1/pods", "/api/v1/pods?watch=1", "/api/v1/pods?resourceVersion=0"):
+            with self.subTest(path=path):
+                status = self.assert_same_refusal(path, "alice-token")
+                self.assertEqual(status["message"], 'pods is forbidden: User "alice" cannot %s resource "pods" in '
+                                                    'API group "" at the cluster scope'
+                                 % ("watch" if "watch" in path else "list"))
+
+    def test_allowed_reads_are_served_from_the_cache(self):
+        for token, path in (("alice-token", "/api/v1/namespaces/a/pods/p-a"),
+                            ("alice-token", "/api/v1/namespaces/a/pods?resourceVersion=0"),
+                            ("bob-token", "/api/v1/pods?resourceVersion=0"),
+                            ("admin-token", "/api/v1/namespaces/b/pods/p-b")):
+            with self.subTest(token=token, path=path):
+                # A consistent GET passes through while the cache is behind the upstream's
+                # RV (C1); it catches up by the next bookmark.
+                def from_cache():
+                    status, headers, body = self.gateway(path, token)
+                    self.assertEqual(status, 200, body)
+                    return from_cache_header(headers)
+                harness.wait_for(from_cache, timeout=10, interval=0.2, message="an answer from the cache")
+        names = [i["metadata"]["name"] for i in json.loads(
+            self.gateway("/api/v1/pods?resourceVersion=0", "bob-token")[2])["items"]]
+        self.assertEqual(sorted(names), ["p-a", "p-b"])
+        # A watch from the cache opens no upstream watch.
+        watches = self.counters()["watches"]
+        status, _, _ = self.gateway("/api/v1/namespaces/a/pods?watch=1&timeoutSeconds=1", "alice-token",
+                                    read_body=False)
+        self.assertEqual(status, 200)
+        self.assertEqual(self.counters()["watches"], watches)
+
+    def test_review_outcomes_are_cached(self):
+        proxy = self.start_proxy()
+        before = self.counters()
+        for _ in range(5):
+            status, headers, body = self.gateway_static(proxy, "/api/v1/namespaces/a/pods/p-a", "alice-token")
+            self.assertEqual(status, 200, body)
+        for _ in range(5):
+            self.assertEqual(self.gateway_static(proxy, "/api/v1/namespaces/b/pods/p-b", "alice-token")[0], 403)
+        after = self.counters()
+        self.assertEqual(after["tokenReviews"] - before["tokenReviews"], 1)
+        self.assertEqual(after["subjectAccessReviews"] - before["subjectAccessReviews"], 2)
+
+    def test_a_zero_ttl_reviews_every_request(self):
+        proxy = self.start_proxy("--authentication-cache-ttl", "0s", "--authorization-cache-ttl", "0s")
+        before = self.counters()
+        for _ in range(3):
+            self.assertEqual(self.gateway_static(proxy, "/api/v1/namespaces/a/pods/p-a", "alice-token")[0], 200)
+        after = self.counters()
+        self.assertEqual(after["tokenReviews"] - before["tokenReviews"], 3)
+        self.assertEqual(after["subjectAccessReviews"] - before["subjectAccessReviews"], 3)
+
+    # -- identity of pass-through requests -------------------------------------------------
+
+    def test_pass_through_requests_reach_the_upstream_as_the_caller(self):
+        cm = {"metadata": {"name": "cm-1"}, "data": {"k": "v"}}
+        status, _, body = self.gateway("/api/v1/namespaces/a/configmaps", "nobody-token", method="POST", body=cm)
+        self.assertEqual(status, 403, body)
+        self.assertIn('User "nobody" cannot create resource "configmaps"', json.loads(body)["message"])
+        status, _, body = self.gateway("/api/v1/namespaces/a/configmaps", "admin-token", method="POST", body=cm)
+        self.assertEqual(status, 201, body)
+
+    def test_client_certificate_users_are_authenticated_and_impersonated(self):
+        status, headers, body = self.gateway("/api/v1/namespaces/a/pods?resourceVersion=0", cert=self.carol)
+        self.assertEqual(status, 200, body)
+        self.assertTrue(from_cache_header(headers), headers)
+        status, _, body = self.gateway("/api/v1/namespaces/b/pods", cert=self.carol)
+        self.assertEqual(status, 403)
+        self.assertEqual(json.loads(body)["message"], 'pods is forbidden: User "carol" cannot list resource "pods" in '
+                                                      'API group "" in the namespace "b"')
+        # Passed through with Impersonate-User: carol / Impersonate-Group: team-a.
+        status, _, body = self.gateway("/api/v1/namespaces/a/configmaps", cert=self.carol, method="POST",
+                                       body={"metadata": {"name": "by-carol"}})
+        self.assertEqual(status, 403, body)
+        self.assertIn('User "carol" cannot create resource "configmaps"', json.loads(body)["message"])
+        # A certificate from another CA authenticates nobody.
+        stranger_dir = tempfile.mkdtemp(dir=self.dir)
+        shutil.copy(self.pki["other_ca"], os.path.join(stranger_dir, "ca.crt"))
+        shutil.copy(os.path.join(self.dir, "other-ca.key"), os.path.join(stranger_dir, "ca.key"))
+        stranger = issue(stranger_dir, "stranger", "/O=system:masters/CN=stranger", "extendedKeyUsage=clientAuth\n")
+        status, _, body = self.gateway("/api/v1/namespaces/a/pods", cert=stranger)
+        self.assertEqual((status, body), (401, UNAUTHORIZED + b"\n"))
+
+    # -- clients and operations ------------------------------------------------------------
+
+    def test_kubectl_with_a_token_through_the_tls_gateway(self):
+        kubeconfig = os.path.join(self.dir, "kubeconfig")
+        with open(kubeconfig, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\n"
+                    "clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:%d\n"
+                    "    certificate-authority: %s\n"
+                    "users:\n- name: u\n  user:\n    token: alice-token\n"
+                    "contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
+                    "current-context: c\n" % (self.proxy.port, self.pki["ca"]))
+        base = [clients.kubectl_binary(), "--kubeconfig", kubeconfig, "--cache-dir", os.path.join(self.dir, "kc")]
+        r = subprocess.run(base + ["get", "pods", "-n", "a", "-o", "name"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["pod/p-a"])
+        r = subprocess.run(base + ["get", "pods", "-A"], capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('pods is forbidden: User "alice" cannot list resource "pods" in API group "" at the cluster '
+                      'scope', r.stderr)
+
+    def test_a_replaced_serving_certificate_is_used_for_new_connections(self):
+        def served_certificate():
+            with socket.create_connection((self.proxy.host, self.proxy.port), timeout=10) as raw:
+                context = self.tls()
+                with context.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                    return s.getpeercert(binary_form=True)
+
+        old = served_certificate()
+        cert, key = issue(self.dir, "serving2", "/CN=127.0.0.1",
+                          "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+        # Like a Secret update: new files swapped in by rename.
+        shutil.copy(key, self.serving_key + ".new")
+        shutil.copy(cert, self.serving_cert + ".new")
+        os.replace(self.serving_key + ".new", self.serving_key)
+        os.replace(self.serving_cert + ".new", self.serving_cert)
+        with open(cert) as f:
+            expected = ssl.PEM_cert_to_DER_cert(f.read())
+        self.assertNotEqual(old, expected)
+        harness.wait_for(lambda: served_certificate() == expected, timeout=10, interval=0.2,
+                         message="the new serving certificate")
+        self.assertEqual(self.gateway("/api/v1/namespaces/a/pods/p-a", "alice-token")[0], 200)
+
+
+if __name__ == "__main__":
+    unittest.main()

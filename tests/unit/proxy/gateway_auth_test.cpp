@@ -1,0 +1,161 @@
+// Gateway mode's decision caches, review bodies and 401/403 Status (docs/security.md).
+#include "proxy/auth/gateway_auth.h"
+
+#include <doctest/doctest.h>
+
+#include "../cache/fake_clock.h"
+
+using namespace proxy;
+using namespace proxy::auth;
+using namespace std::chrono_literals;
+
+TEST_CASE("A decision is reused until its TTL passes, never after") {
+  cache::testing::FakeClock clock;
+  DecisionCache<int> c(10s, 100, clock);
+  c.put("k", 1);
+  CHECK(c.find("k") == 1);
+  clock.advance(9s);
+  CHECK(c.find("k") == 1);  // a hit does not extend the lifetime
+  clock.advance(1s);
+  CHECK_FALSE(c.find("k"));
+  CHECK(c.size() == 0);
+}
+
+TEST_CASE("Storing again restarts the TTL and replaces the outcome") {
+  cache::testing::FakeClock clock;
+  DecisionCache<int> c(10s, 100, clock);
+  c.put("k", 1);
+  clock.advance(8s);
+  c.put("k", 2);
+  clock.advance(8s);
+  CHECK(c.find("k") == 2);
+}
+
+TEST_CASE("Beyond the size bound the least recently used decision goes") {
+  cache::testing::FakeClock clock;
+  DecisionCache<int> c(1h, 3, clock);
+  c.put("a", 1);
+  c.put("b", 2);
+  c.put("c", 3);
+  CHECK(c.find("a") == 1);  // a is now the most recently used
+  c.put("d", 4);
+  CHECK(c.size() == 3);
+  CHECK_FALSE(c.find("b"));
+  CHECK(c.find("a") == 1);
+  CHECK(c.find("c") == 3);
+  CHECK(c.find("d") == 4);
+}
+
+TEST_CASE("A zero TTL or size turns caching off") {
+  DecisionCache<int> off(0s, 100);
+  off.put("k", 1);
+  CHECK_FALSE(off.find("k"));
+  DecisionCache<int> empty(1h, 0);
+  empty.put("k", 1);
+  CHECK_FALSE(empty.find("k"));
+}
+
+TEST_CASE("Token keys are digests: the raw token is never stored") {
+  const std::string key = GatewayAuth::tokenKey("alice-token");
+  CHECK(key.size() == 64);
+  CHECK(key.find("alice") == std::string::npos);
+  CHECK(key != GatewayAuth::tokenKey("alice-token2"));
+}
+
+TEST_CASE("Access keys tell apart every field of user and attributes") {
+  UserInfo alice{"alice", "u1", {"team-a"}, {{"scopes", {"x"}}}};
+  AccessAttributes list{true, "list", "", "v1", "pods", "", "a", "", ""};
+  const std::string base = GatewayAuth::accessKey(alice, list);
+  auto differs = [&](UserInfo u, AccessAttributes a) { return GatewayAuth::accessKey(u, a) != base; };
+  UserInfo other = alice;
+  other.groups = {"team-b"};
+  CHECK(differs(other, list));
+  other = alice;
+  other.extra["scopes"] = {"y"};
+  CHECK(differs(other, list));
+  other = alice;
+  other.uid = "u2";
+  CHECK(differs(other, list));
+  AccessAttributes a = list;
+  a.namespace_ = "b";
+  CHECK(differs(alice, a));
+  a = list;
+  a.verb = "watch";
+  CHECK(differs(alice, a));
+  a = list;
+  a.name = "p";
+  CHECK(differs(alice, a));
+  // Length-prefixed: moving a character between neighbouring fields changes the key.
+  CHECK(GatewayAuth::accessKey({"ab", "", {}, {}}, list) != GatewayAuth::accessKey({"a", "b", {}, {}}, list));
+  CHECK(GatewayAuth::accessKey(alice, list) == base);
+}
+
+TEST_CASE("Bearer tokens are read as the apiserver reads them") {
+  CHECK(GatewayAuth::bearerToken({{"Authorization", "Bearer abc"}}) == "abc");
+  CHECK(GatewayAuth::bearerToken({{"authorization", "bearer abc"}}) == "abc");
+  CHECK(GatewayAuth::bearerToken({{"Authorization", "Basic abc"}}) == "");
+  CHECK(GatewayAuth::bearerToken({{"Authorization", "Bearer a b"}}) == "");
+  CHECK(GatewayAuth::bearerToken({}) == "");
+  CHECK(GatewayAuth::wantsImpersonation({{"impersonate-user", "x"}}));
+  CHECK_FALSE(GatewayAuth::wantsImpersonation({{"Accept", "x"}}));
+}
+
+TEST_CASE("SubjectAccessReview carries user, groups, extra, uid and the resource attributes") {
+  UserInfo alice{"alice", "uid-alice", {"team-a", "system:authenticated"}, {{"scopes", {"namespace-a"}}}};
+  const RequestInfo info = RequestInfo::parse("GET", "/api/v1/namespaces/a/pods?watch=1&fieldSelector=metadata.name%3Dp");
+  CHECK(subjectAccessReviewRequest(alice, GatewayAuth::attributesOf(info, "GET")) ==
+        R"({"kind":"SubjectAccessReview","apiVersion":"authorization.k8s.io/v1","spec":{"resourceAttributes":)"
+        R"({"namespace":"a","verb":"watch","version":"v1","resource":"pods","name":"p"},"user":"alice",)"
+        R"("groups":["team-a","system:authenticated"],"extra":{"scopes":["namespace-a"]},"uid":"uid-alice"}})");
+  const RequestInfo metrics = RequestInfo::parse("GET", "/metrics");
+  CHECK(subjectAccessReviewRequest({"bob", "", {}, {}}, GatewayAuth::attributesOf(metrics, "GET")) ==
+        R"({"kind":"SubjectAccessReview","apiVersion":"authorization.k8s.io/v1","spec":{"nonResourceAttributes":)"
+        R"({"path":"/metrics","verb":"get"},"user":"bob"}})");
+}
+
+TEST_CASE("Review answers: only a created review is definitive") {
+  auto t = parseTokenReview(201, R"({"status":{"authenticated":true,"user":{"username":"alice","uid":"u",)"
+                                 R"("groups":["g"],"extra":{"k":["v"]}}}})");
+  CHECK(t.definitive);
+  CHECK(t.authenticated);
+  CHECK(t.user.name == "alice");
+  CHECK(t.user.groups == std::vector<std::string>{"g"});
+  CHECK(t.user.extra["k"] == std::vector<std::string>{"v"});
+  auto bad = parseTokenReview(201, R"({"status":{"user":{},"error":"invalid bearer token"}})");
+  CHECK(bad.definitive);
+  CHECK_FALSE(bad.authenticated);
+  CHECK_FALSE(parseTokenReview(201, R"({"status":{"authenticated":true,"user":{}}})").authenticated);
+  CHECK_FALSE(parseTokenReview(500, "{}").definitive);
+  CHECK_FALSE(parseTokenReview(201, "not json").definitive);
+  CHECK(parseSubjectAccessReview(201, R"({"status":{"allowed":true}})").allowed);
+  CHECK_FALSE(parseSubjectAccessReview(201, R"({"status":{"allowed":true,"denied":true}})").allowed);
+  auto denied = parseSubjectAccessReview(201, R"({"status":{}})");
+  CHECK(denied.definitive);
+  CHECK_FALSE(denied.allowed);
+  CHECK_FALSE(parseSubjectAccessReview(403, "{}").definitive);
+}
+
+TEST_CASE("401 and 403 are worded as the apiserver words them (E1)") {
+  CHECK(toHttpAnswer(unauthorizedStatus()).body ==
+        R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401})"
+        "\n");
+  UserInfo alice{"alice", "", {}, {}};
+  auto attrs = [](const char* method, const char* target) {
+    return GatewayAuth::attributesOf(RequestInfo::parse(method, target), method);
+  };
+  HttpAnswer a = toHttpAnswer(forbiddenStatus(alice, attrs("GET", "/api/v1/namespaces/b/pods"), ""));
+  CHECK(a.code == 403);
+  CHECK(a.body ==
+        R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" in the namespace \"b\"","reason":"Forbidden","details":{"kind":"pods"},"code":403})"
+        "\n");
+  CHECK(forbiddenStatus(alice, attrs("GET", "/api/v1/pods"), "").message ==
+        R"(pods is forbidden: User "alice" cannot list resource "pods" in API group "" at the cluster scope)");
+  ApiStatus named = forbiddenStatus(alice, attrs("GET", "/apis/apps/v1/namespaces/b/deployments/web"), "no rule");
+  CHECK(named.message == R"(deployments.apps "web" is forbidden: User "alice" cannot get resource "deployments" )"
+                         R"(in API group "apps" in the namespace "b": no rule)");
+  CHECK(named.details_name == "web");
+  CHECK(named.details_group == "apps");
+  CHECK(named.details_kind == "deployments");
+  CHECK(forbiddenStatus(alice, attrs("GET", "/metrics"), "").message ==
+        R"(forbidden: User "alice" cannot get path "/metrics")");
+}
