@@ -75,6 +75,8 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.no_cache) config.no_cache = parseResourceList(*settings.no_cache);
   if (settings.cache_on_demand) config.cache_on_demand = parseBool(*settings.cache_on_demand);
   if (settings.cache_idle_timeout) config.cache_idle_timeout = parseTimeout(*settings.cache_idle_timeout);
+  if (settings.state_save_interval) config.state_save_interval = parseTimeout(*settings.state_save_interval);
+  if (settings.drift_check_interval) config.drift_check_interval = parseTimeout(*settings.drift_check_interval);
   if (settings.resources) {
     for (const ResourceSetting& setting : *settings.resources) {
       CacheResourceConfig resource = parseResourceSetting(setting);

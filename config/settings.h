@@ -58,6 +58,8 @@ struct Settings {
   std::optional<ListSetting> no_cache;
   std::optional<Setting> cache_on_demand;
   std::optional<Setting> cache_idle_timeout;
+  std::optional<Setting> state_save_interval;
+  std::optional<Setting> drift_check_interval;
   std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
 };
@@ -100,6 +102,8 @@ inline constexpr ScalarField kScalarFields[] = {
     {"mode", &Settings::mode, false, false},
     {"cache-on-demand", &Settings::cache_on_demand, false, true},
     {"cache-idle-timeout", &Settings::cache_idle_timeout, false, false},
+    {"state-save-interval", &Settings::state_save_interval, false, false},
+    {"drift-check-interval", &Settings::drift_check_interval, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

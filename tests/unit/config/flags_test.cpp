@@ -20,7 +20,7 @@ std::vector<std::string> withUpstream(std::vector<std::string> args) {
 
 TEST_CASE("Without flags the proxy listens on loopback port 8001 with quiet text logs") {
   config::test::TempDir dir;
-  const config::Config c = loadArgs(withUpstream({}), config::test::emptyEnvironment(dir));
+  const config::Config c = loadArgs(withUpstream({"--listen", "127.0.0.1:0"}), config::test::emptyEnvironment(dir));
   CHECK(c.listen == config::ListenAddress{"127.0.0.1", 8001});
   CHECK(c.log_format == config::LogFormat::Text);
   CHECK(c.verbosity == 0);
@@ -242,4 +242,19 @@ TEST_CASE("Unknown flags, stray arguments and missing values are one-line errors
   CHECK(loadError(withUpstream({"--listen"}), env) == "kube-cache-proxy: --listen: needs a value (see --help)");
   CHECK(loadError(withUpstream({"--state-dir="}), env) ==
         "kube-cache-proxy: --state-dir: needs a value (see --help)");
+}
+
+TEST_CASE("--state-save-interval and --drift-check-interval take Go durations; 0 turns them off") {
+  config::test::TempDir dir;
+  const auto env = config::test::emptyEnvironment(dir);
+  const config::Config defaults = loadArgs(withUpstream({"--listen", "127.0.0.1:0"}), env);
+  CHECK(defaults.state_save_interval == std::chrono::seconds(60));
+  CHECK(defaults.drift_check_interval == std::chrono::milliseconds(0));
+  const config::Config set =
+      loadArgs(withUpstream({"--state-save-interval", "5m", "--drift-check-interval=250ms"}), env);
+  CHECK(set.state_save_interval == std::chrono::minutes(5));
+  CHECK(set.drift_check_interval == std::chrono::milliseconds(250));
+  CHECK(loadArgs(withUpstream({"--state-save-interval=0"}), env).state_save_interval.count() == 0);
+  CHECK(config::helpText().find("--state-save-interval") != std::string::npos);
+  CHECK(config::helpText().find("--drift-check-interval") != std::string::npos);
 }
