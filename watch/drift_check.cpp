@@ -44,7 +44,7 @@ DriftReport checkDrift(ListerWatcher& upstream, const cache::ThreadSafeStore& st
       return unavailable(rv, "LIST at resourceVersion " + opts.resource_version + " answered HTTP " +
                                  std::to_string(response.status));
     }
-    auto page = parser.parseList(response.body);
+    auto page = parser.parseList(std::string_view(response.body));
     if (!page) return unavailable(rv, "malformed list: " + page.error().message);
     for (const auto& item : page->items) upstream_rvs.emplace(item->key(), item->resourceVersion());
     if (page->continue_token.empty()) break;
