@@ -8,6 +8,7 @@ watchers as a MODIFIED event (W4), and the proxy's GET then equals the upstream'
 import http.client
 import json
 import queue
+import socket
 import threading
 import time
 import unittest
@@ -23,6 +24,7 @@ class Watch:
     def __init__(self, host, port, path):
         self.conn = http.client.HTTPConnection(host, port, timeout=60)
         self.conn.request("GET", path)
+        self.sock = self.conn.sock
         self.response = self.conn.getresponse()
         assert self.response.status == 200, self.response.status
         self.events = queue.Queue()
@@ -50,6 +52,11 @@ class Watch:
                 return event
 
     def close(self):
+        # The reader thread is blocked in a read: end the stream under it first.
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.conn.close()
 
 
