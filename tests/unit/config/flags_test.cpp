@@ -20,7 +20,7 @@ std::vector<std::string> withUpstream(std::vector<std::string> args) {
 
 TEST_CASE("Without flags the proxy listens on loopback port 8001 with quiet text logs") {
   config::test::TempDir dir;
-  const config::Config c = loadArgs(withUpstream({"--listen", "127.0.0.1:0"}), config::test::emptyEnvironment(dir));
+  const config::Config c = loadArgs(withUpstream({}), config::test::emptyEnvironment(dir));
   CHECK(c.listen == config::ListenAddress{"127.0.0.1", 8001});
   CHECK(c.log_format == config::LogFormat::Text);
   CHECK(c.verbosity == 0);
@@ -247,7 +247,7 @@ TEST_CASE("Unknown flags, stray arguments and missing values are one-line errors
 TEST_CASE("--state-save-interval and --drift-check-interval take Go durations; 0 turns them off") {
   config::test::TempDir dir;
   const auto env = config::test::emptyEnvironment(dir);
-  const config::Config defaults = loadArgs(withUpstream({"--listen", "127.0.0.1:0"}), env);
+  const config::Config defaults = loadArgs(withUpstream({}), env);
   CHECK(defaults.state_save_interval == std::chrono::seconds(60));
   CHECK(defaults.drift_check_interval == std::chrono::milliseconds(0));
   const config::Config set =
