@@ -51,13 +51,14 @@ def main():
             proxy.stop(timeout=120)
             proxy, warm, warm_rss = ready_after(processes, base, state_dir)
             log = proxy.stderr()
-            loaded = re.search(r"loaded (\d+) saved objects at resourceVersion \d+ in ([0-9.]+) s", log)
+            loaded = re.search(r"loaded (\d+) saved objects at resourceVersion \d+ in ([0-9.]+) s \(([0-9.]+) s reading", log)
             proxy.stop(timeout=120)
             saved = re.search(r"saved the state of \d+ cached resources in ([0-9.]+) s", proxy.stderr())
             size = os.path.getsize(os.path.join(state_dir, "pods.v1._all.state")) / 1e6
-            print("round %d: cold %.2f s (RSS %.0f MiB), warm %.2f s (RSS %.0f MiB; state file %.0f MB loaded in %s s, "
+            print("round %d: cold %.2f s (RSS %.0f MiB), warm %.2f s (RSS %.0f MiB; state file %.0f MB loaded in %s s, %s s of it "
+                  "reading and verifying; "
                   "saved in %s s), ratio cold/warm %.2f"
-                  % (round_ + 1, cold, cold_rss, warm, warm_rss, size, loaded.group(2) if loaded else "?",
+                  % (round_ + 1, cold, cold_rss, warm, warm_rss, size, loaded.group(2) if loaded else "?", loaded.group(3) if loaded else "?",
                      saved.group(1) if saved else "?", cold / warm), flush=True)
     finally:
         processes.stop_all()
