@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -66,6 +68,7 @@ watch::InformerManagerOptions managerOptions(const config::Config& c) {
                                                                   std::chrono::seconds(1));
   o.log = logTo;
   o.reflector.log = logTo;
+  o.state_dir = c.state_dir;
   return o;
 }
 
@@ -78,8 +81,34 @@ Informers::Informers(const config::Config& config, const proxy::UpstreamOptions&
   auto factory = [connector = connector_](const watch::ApiResource& resource, const std::string& namespace_name) {
     return std::make_unique<proxy::upstream::HttpListerWatcher>(connector, collectionPath(resource, namespace_name));
   };
-  manager_ = std::make_shared<watch::InformerManager>(managerOptions(config), discovery_, std::move(factory), clock_,
+  manager_ = std::make_shared<watch::InformerManager>(managerOptions(config), discovery_, factory, clock_,
                                                       store_clock_, relist_limiter_);
+  watch::CacheMaintenanceOptions maintenance;
+  if (!config.state_dir.empty()) maintenance.state_save_interval = config.state_save_interval;
+  maintenance.drift_check_interval = config.drift_check_interval;
+  maintenance.log = logTo;
+  maintenance_ = std::make_unique<watch::CacheMaintenance>(maintenance, *manager_, std::move(factory), clock_);
+  save_on_stop_ = !config.state_dir.empty();
+  if (save_on_stop_) {
+    std::error_code error;
+    std::filesystem::create_directories(config.state_dir, error);
+    if (error) spdlog::warn("--state-dir {}: {}; state will not be saved", config.state_dir, error.message());
+  }
+}
+
+void Informers::startMaintenance() { maintenance_->start(); }
+
+void Informers::stop() {
+  maintenance_->stop();
+  // Held past the manager's stop: the stores stay readable, and stopped reflectors
+  // leave each one final at its RV.
+  const auto informers = manager_->informers();
+  manager_->stop();
+  if (!save_on_stop_) return;
+  const auto started = std::chrono::steady_clock::now();
+  const size_t saved = watch::CacheMaintenance::saveAll(informers);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  spdlog::info("saved the state of {} cached resources in {:.2f} s", saved, took.count());
 }
 
 proxy::MetricsCollector Informers::metricsCollector() const {
@@ -109,6 +138,22 @@ proxy::MetricsCollector Informers::metricsCollector() const {
          [](const watch::Informer& i) { return double(i.reflectorStats().upstream_watch_restarts_total.load()); }},
         {"kube_cache_proxy_cache_events_applied_total", "Upstream ADDED/MODIFIED/DELETED events applied.", true,
          [](const watch::Informer& i) { return double(i.reflectorStats().events_applied_total.load()); }},
+        {"kube_cache_proxy_cache_caught_up", "1 once the cache is as fresh as a list (after a warm start: the resumed watch caught up).", false,
+         [](const watch::Informer& i) { return i.caughtUp() ? 1.0 : 0.0; }},
+        {"kube_cache_proxy_cache_warm_start_resource_version", "RV of the saved state served at start-up; 0 without one.", false,
+         [](const watch::Informer& i) { return double(i.reflectorStats().warm_start_resource_version.load()); }},
+        {"kube_cache_proxy_cache_state_load_failures_total", "Saved state files refused (torn, corrupt, other version or resource).", true,
+         [](const watch::Informer& i) { return i.stateStats() ? double(i.stateStats()->load_failures_total.load()) : 0.0; }},
+        {"kube_cache_proxy_cache_state_saves_total", "States saved to --state-dir.", true,
+         [](const watch::Informer& i) { return i.stateStats() ? double(i.stateStats()->saves_total.load()) : 0.0; }},
+        {"kube_cache_proxy_cache_state_save_failures_total", "States that could not be saved.", true,
+         [](const watch::Informer& i) { return i.stateStats() ? double(i.stateStats()->save_failures_total.load()) : 0.0; }},
+        {"kube_cache_proxy_cache_drift_last_check_timestamp_seconds", "Unix time of the last drift check; 0 before the first.", false,
+         [](const watch::Informer& i) { return double(i.driftStats().last_check_unix_seconds.load()); }},
+        {"kube_cache_proxy_cache_drift_checks_total", "Drift checks that got an answer or failed.", true,
+         [](const watch::Informer& i) { return double(i.driftStats().checks_total.load()); }},
+        {"kube_cache_proxy_cache_drifts_total", "Drift checks that found the cache differing from the upstream (each relists).", true,
+         [](const watch::Informer& i) { return double(i.driftStats().drifts_total.load()); }},
     };
     const auto informers = manager->informers();
     std::vector<proxy::CollectedFamily> out;

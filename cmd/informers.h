@@ -12,6 +12,7 @@
 #include "proxy/upstream/http_discovery.h"
 #include "proxy/upstream/upstream_connector.h"
 #include "proxy/upstream_options.h"
+#include "watch/cache_maintenance.h"
 #include "watch/clock.h"
 #include "watch/informer_manager.h"
 #include "watch/relist_limiter.h"
@@ -26,6 +27,11 @@ class Informers {
   Informers& operator=(const Informers&) = delete;
 
   std::shared_ptr<watch::InformerManager> manager() const { return manager_; }
+  // Starts state saving and drift checks (when configured); call after manager()->start().
+  void startMaintenance();
+  // Shutdown: stops the maintenance and the informers, then saves every cached resource's
+  // state to --state-dir (when set) for the next start.
+  void stop();
   // Per-resource cache metrics for /metrics.
   proxy::MetricsCollector metricsCollector() const;
 
@@ -36,6 +42,8 @@ class Informers {
   std::shared_ptr<proxy::upstream::UpstreamConnector> connector_;
   proxy::upstream::HttpDiscovery discovery_;
   std::shared_ptr<watch::InformerManager> manager_;
+  std::unique_ptr<watch::CacheMaintenance> maintenance_;
+  bool save_on_stop_ = false;
 };
 
 }  // namespace cmd

@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
     server.setReadinessCheck([manager] { return manager->ready(); });
     server.metrics().setCollector(informers.metricsCollector());
     manager->start();
+    informers.startMaintenance();
     server.start();
     const std::string& host = server.listenHost();
     const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
       // The server first, so no new request finds an informer; downstream watches end
       // with it. Then the reflectors.
       server.stop(drain);
-      manager->stop();
+      informers.stop();  // the reflectors, then the state is saved (--state-dir)
       stopped = true;
     });
     exitOnSecondSignal(signals, stopped);

@@ -101,6 +101,10 @@ struct Config {
   std::chrono::milliseconds cache_idle_timeout{std::chrono::minutes(10)};
   bool write_sync = false;  // after a write, wait until the cache has seen it
   std::string state_dir;    // empty: no on-disk state
+  // How often each cached resource's state is saved to state_dir (also on shutdown); 0: only on shutdown.
+  std::chrono::milliseconds state_save_interval{std::chrono::seconds(60)};
+  // How often each cached resource is compared with the upstream; 0: never.
+  std::chrono::milliseconds drift_check_interval{0};
   Mode mode = Mode::Sidecar;
 
   // Watches served from the cache. Bookmarks every interval to clients that allow them

@@ -56,6 +56,11 @@ Caching:
   --cache-idle-timeout DUR  stop caching an on-demand resource nobody read for this long (default 10m)
   --write-sync              after a write, wait until the cache has seen it (read-your-writes)
   --state-dir DIR           directory for on-disk state (default: none)
+  --state-save-interval DUR save each cached resource's state to --state-dir this often, and on
+                            shutdown; a restart loads it and resumes watching (default 60s; 0: shutdown only)
+  --drift-check-interval DUR
+                            compare each cached resource with the upstream this often and relist
+                            it on any difference (default 0: off)
 
 Watches served from the cache:
   --watch-bookmark-interval DUR  bookmark period for clients that allow bookmarks (default 60s)

@@ -95,6 +95,8 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   }
   if (settings.watch_max_lifetime) config.watch_max_lifetime = parsePositiveDuration(*settings.watch_max_lifetime);
   if (settings.watch_queue_capacity) config.watch_queue_capacity = parsePositiveCount(*settings.watch_queue_capacity);
+  if (settings.state_save_interval) config.state_save_interval = parseTimeout(*settings.state_save_interval);
+  if (settings.drift_check_interval) config.drift_check_interval = parseTimeout(*settings.drift_check_interval);
   if (settings.resources) {
     for (const ResourceSetting& setting : *settings.resources) {
       CacheResourceConfig resource = parseResourceSetting(setting);

@@ -68,6 +68,8 @@ struct Settings {
   std::optional<Setting> authentication_cache_ttl;
   std::optional<Setting> authorization_cache_ttl;
   std::optional<Setting> auth_cache_size;
+  std::optional<Setting> state_save_interval;
+  std::optional<Setting> drift_check_interval;
   std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
 };
@@ -119,6 +121,8 @@ inline constexpr ScalarField kScalarFields[] = {
     {"authentication-cache-ttl", &Settings::authentication_cache_ttl, false, false},
     {"authorization-cache-ttl", &Settings::authorization_cache_ttl, false, false},
     {"auth-cache-size", &Settings::auth_cache_size, false, false},
+    {"state-save-interval", &Settings::state_save_interval, false, false},
+    {"drift-check-interval", &Settings::drift_check_interval, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

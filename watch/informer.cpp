@@ -65,6 +65,11 @@ Informer::Informer(InformerOptions options, std::unique_ptr<ListerWatcher> liste
       lister_watcher_(std::make_unique<ObservedListerWatcher>(std::move(lister_watcher), forbidden_)) {
   ReflectorOptions reflector = options_.reflector;
   reflector.name = name_;
+  if (!options_.state_dir.empty()) {
+    state_ = std::make_unique<ResourceState>(options_.state_dir, stateIdentity(options_.resource, options_.namespace_scope),
+                                             name_, options_.reflector.log);
+    reflector.warm_start = [state = state_.get()](ReflectorStore& store) { return state->load(store); };
+  }
   reflector_ = std::make_unique<Reflector>(std::move(reflector), *lister_watcher_, adapter_, clock_, relist_limiter);
 }
 
@@ -73,6 +78,8 @@ Informer::~Informer() { stop(); }
 void Informer::start() { reflector_->start(); }
 
 void Informer::stop() { reflector_->stop(); }
+
+bool Informer::saveState() { return state_ && state_->save(store_); }
 
 void Informer::markUsed() { last_used_.store(clock_.now().time_since_epoch().count(), std::memory_order_relaxed); }
 

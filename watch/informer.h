@@ -24,6 +24,7 @@
 #include "watch/lister_watcher.h"
 #include "watch/reflector.h"
 #include "watch/relist_limiter.h"
+#include "watch/resource_state.h"
 #include "watch/store_adapter.h"
 #include "watch/watch_dispatcher.h"
 
@@ -44,6 +45,17 @@ struct InformerOptions {
   ReflectorOptions reflector;
   // Started on demand (may be stopped when idle) rather than configured.
   bool on_demand = false;
+  // Warm restart: the directory of the saved state (loaded before the first sync,
+  // written by saveState()); "" = off.
+  std::string state_dir;
+};
+
+// Drift checks of one informer (watch/drift_check.h), for metrics.
+struct DriftStats {
+  std::atomic<int64_t> last_check_unix_seconds{0};
+  std::atomic<uint64_t> checks_total{0};
+  std::atomic<uint64_t> drifts_total{0};
+  std::atomic<uint64_t> check_failures_total{0};
 };
 
 class Informer final : public CachedResource {
@@ -74,6 +86,16 @@ class Informer final : public CachedResource {
   bool onDemand() const { return options_.on_demand; }
   Clock::TimePoint lastUsed() const;
   const ReflectorStats& reflectorStats() const { return reflector_->stats(); }
+  // Readiness: listed, or warm-started and caught up with the upstream since.
+  bool caughtUp() const { return reflector_->caughtUp(); }
+  // Drift repair: relist now (the store's replace diff tells downstream watchers).
+  void requestRelist() { reflector_->requestRelist(); }
+  // Writes the current state to state_dir; false when off, not synced or failed.
+  bool saveState();
+  // Null when state_dir is off.
+  const ResourceStateStats* stateStats() const { return state_ ? &state_->stats() : nullptr; }
+  DriftStats& driftStats() { return drift_stats_; }
+  const DriftStats& driftStats() const { return drift_stats_; }
   // "pods", "deployments.apps in namespace web": for logs.
   const std::string& name() const { return name_; }
 
@@ -93,6 +115,8 @@ class Informer final : public CachedResource {
   WatchDispatcher dispatcher_;
   StoreAdapter adapter_;
   std::unique_ptr<ListerWatcher> lister_watcher_;  // ObservedListerWatcher around the upstream's
+  std::unique_ptr<ResourceState> state_;  // null when state_dir is off
+  DriftStats drift_stats_;
   std::unique_ptr<Reflector> reflector_;
 };
 

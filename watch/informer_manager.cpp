@@ -114,7 +114,7 @@ bool InformerManager::ready() const {
       if (pending_.count(key) > 0) return false;
       continue;
     }
-    if (!it->second->hasSynced()) return false;
+    if (!it->second->caughtUp()) return false;  // a warm start serves before it has caught up
   }
   return true;
 }
@@ -230,6 +230,7 @@ void InformerManager::startInformer(StartRequest request, std::stop_token stop) 
   options.on_demand = request.on_demand;
   options.history = options_.history;
   options.reflector = options_.reflector;
+  options.state_dir = options_.state_dir;
   ApiResource& resource = options.resource;
   if (const ConfiguredResource* configured = configuredFor(resource.group, resource.resource)) {
     options.strip_managed_fields = configured->strip_managed_fields;

@@ -73,6 +73,8 @@ struct InformerManagerOptions {
   cache::EventHistoryOptions history;
   // Template for every reflector (backoff, watch timeouts, log sink).
   ReflectorOptions reflector;
+  // Warm restart: where each informer's state is saved and loaded; "" = off.
+  std::string state_dir;
   LogSink log;
 };
 

@@ -32,6 +32,9 @@ struct ListOptions {
   bool allow_watch_bookmarks = false;
   std::optional<bool> send_initial_events;
   int64_t timeout_seconds = 0;  // 0: not set
+  // The Accept header of a LIST; empty means application/json. The drift check asks for
+  // PartialObjectMetadataList (N4) so that only metadata crosses the wire.
+  std::string accept;
 };
 
 // Result of list(). `status` is the HTTP status, or 0 when no response arrived, in which

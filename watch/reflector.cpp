@@ -51,26 +51,51 @@ void Reflector::stop() {
 
 void Reflector::run(std::stop_token stop) {
   bool need_relist = true;
+  // A warm start's first watch resumes the saved state; it is not a re-watch.
+  bool first_watch = false;
+  if (options_.warm_start && warmStart() > 0) {
+    need_relist = false;
+    first_watch = true;
+  }
   while (!stop.stop_requested()) {
-    Outcome outcome;
-    try {
-      if (need_relist) {
-        outcome = relist(stop);
-      } else {
-        stats_.upstream_watch_restarts_total.fetch_add(1, std::memory_order_relaxed);
-        outcome = watchFrom(last_rv_, stop);
-      }
-    } catch (const std::exception& e) {
-      // Nothing may escape the thread; start over from a clean state instead.
-      stats_.loop_errors_total.fetch_add(1, std::memory_order_relaxed);
-      log(LogLevel::Error, std::string("unexpected error, relisting: ") + e.what());
-      outcome = {Outcome::Then::Relist, true};
-    } catch (...) {
-      stats_.loop_errors_total.fetch_add(1, std::memory_order_relaxed);
-      log(LogLevel::Error, "unexpected non-standard exception, relisting");
-      outcome = {Outcome::Then::Relist, true};
+    if (relist_requested_.exchange(false)) need_relist = true;
+    // Each attempt has its own stop source, so requestRelist() can end it without
+    // stopping the loop; a stop of the loop reaches it through the callback.
+    std::stop_source attempt;
+    {
+      std::lock_guard lock(attempt_mu_);
+      attempt_ = &attempt;
     }
-    if (outcome.then == Outcome::Then::Stop) break;
+    Outcome outcome;
+    {
+      std::stop_callback forward(stop, [&attempt] { attempt.request_stop(); });
+      try {
+        if (need_relist) {
+          outcome = relist(attempt.get_token());
+        } else {
+          if (!first_watch) stats_.upstream_watch_restarts_total.fetch_add(1, std::memory_order_relaxed);
+          first_watch = false;
+          outcome = watchFrom(last_rv_, attempt.get_token());
+        }
+      } catch (const std::exception& e) {
+        // Nothing may escape the thread; start over from a clean state instead.
+        stats_.loop_errors_total.fetch_add(1, std::memory_order_relaxed);
+        log(LogLevel::Error, std::string("unexpected error, relisting: ") + e.what());
+        outcome = {Outcome::Then::Relist, true};
+      } catch (...) {
+        stats_.loop_errors_total.fetch_add(1, std::memory_order_relaxed);
+        log(LogLevel::Error, "unexpected non-standard exception, relisting");
+        outcome = {Outcome::Then::Relist, true};
+      }
+    }
+    {
+      std::lock_guard lock(attempt_mu_);
+      attempt_ = nullptr;
+    }
+    if (outcome.then == Outcome::Then::Stop) {
+      if (stop.stop_requested() || !relist_requested_.exchange(false)) break;
+      outcome = {Outcome::Then::Relist, false};
+    }
     need_relist = outcome.then == Outcome::Then::Relist;
     if (outcome.backoff) {
       stats_.upstream_backoffs_total.fetch_add(1, std::memory_order_relaxed);
@@ -83,17 +108,65 @@ void Reflector::run(std::stop_token stop) {
   }
 }
 
+void Reflector::requestRelist() {
+  stats_.requested_relists_total.fetch_add(1, std::memory_order_relaxed);
+  relist_requested_.store(true);
+  std::lock_guard lock(attempt_mu_);
+  if (attempt_ != nullptr) attempt_->request_stop();
+}
+
+uint64_t Reflector::warmStart() {
+  uint64_t rv = 0;
+  try {
+    rv = options_.warm_start(store_);
+  } catch (const std::exception& e) {
+    log(LogLevel::Warning, std::string("saved state not loaded: ") + e.what());
+    rv = 0;
+  }
+  if (rv == 0) return 0;
+  last_rv_ = rv;
+  stats_.mode.store(SyncMode::Saved, std::memory_order_relaxed);
+  stats_.resource_version.store(rv, std::memory_order_relaxed);
+  stats_.warm_start_resource_version.store(rv, std::memory_order_relaxed);
+  stats_.synced.store(true, std::memory_order_release);
+  log(LogLevel::Info, "serving the saved state at resourceVersion " + std::to_string(rv) +
+                          "; resuming the watch from it");
+  return rv;
+}
+
+void Reflector::noteActivity() {
+  last_activity_.store(clock_.now().time_since_epoch().count(), std::memory_order_release);
+}
+
+bool Reflector::caughtUp() const {
+  if (stats_.caught_up.load(std::memory_order_acquire) || quiet_caught_up_.load(std::memory_order_acquire)) return true;
+  if (!resuming_.load(std::memory_order_acquire)) return false;
+  const Clock::Duration quiet(clock_.now().time_since_epoch().count() - last_activity_.load(std::memory_order_acquire));
+  if (quiet < options_.caught_up_quiet) return false;
+  // Latched: readiness does not flap when the next event arrives.
+  quiet_caught_up_.store(true, std::memory_order_release);
+  return true;
+}
+
 Reflector::Outcome Reflector::watchFrom(uint64_t rv, std::stop_token stop) {
   ListOptions opts = watchOptions();
   opts.resource_version = std::to_string(rv);
   Stream stream;
   const auto started = clock_.now();
+  // A warm start's watch delivers the backlog since the saved RV; caughtUp() watches it drain.
+  const bool catching_up = !caughtUp();
+  if (catching_up) {
+    noteActivity();
+    resuming_.store(true, std::memory_order_release);
+  }
   const WatchResult result = lister_watcher_.watch(
       opts, [this, &stream](std::string_view line) { return handleLine(line, stream); }, stop);
+  resuming_.store(false, std::memory_order_release);
   return watchEnded(result, stream, started, stop);
 }
 
 bool Reflector::handleLine(std::string_view line, Stream& stream) {
+  if (resuming_.load(std::memory_order_relaxed)) noteActivity();
   // The steady state: the store parses and applies object events straight from the line.
   if (LineApplied applied = store_.applyEventLine(line, last_rv_); applied.handled) {
     if (applied.status.code == StoreStatus::Code::ResourceVersionWentBackwards) {
@@ -162,6 +235,8 @@ bool Reflector::handleEvent(WatchEvent&& event, Stream& stream) {
       StoreStatus status = store_.bookmark(event.resource_version);
       if (!status.ok()) return end(storeFailed(status, "applying a bookmark"));
       last_rv_ = event.resource_version;
+      // The upstream has sent everything up to here: a resumed watch has caught up.
+      stats_.caught_up.store(true, std::memory_order_release);
       stats_.bookmarks_total.fetch_add(1, std::memory_order_relaxed);
       break;
     }
@@ -247,6 +322,7 @@ void Reflector::markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv)
   stats_.last_sync_unix_ms.store(wall.count(), std::memory_order_relaxed);
   stats_.resource_version.store(rv, std::memory_order_relaxed);
   stats_.synced.store(true, std::memory_order_release);
+  stats_.caught_up.store(true, std::memory_order_release);
 
   const std::chrono::duration<double> took = clock_.now() - sync.started;
   char text[200];

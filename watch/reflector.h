@@ -25,7 +25,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <atomic>
 #include <functional>
+#include <mutex>
 #include <random>
 #include <stop_token>
 #include <string>
@@ -67,6 +69,14 @@ struct ReflectorOptions {
   // Seeds jitter and watch timeouts; 0 picks a random seed.
   uint64_t seed = 0;
   LogSink log;
+  // Warm restart: called once on the reflector thread before anything else. It may put
+  // a saved state into the store (through the ReflectorStore, like a list) and returns
+  // that state's RV, or 0 for none. The reflector then counts as synced (the state is
+  // served) and resumes the watch from that RV instead of listing; 410 relists as usual.
+  std::function<uint64_t(ReflectorStore& store)> warm_start;
+  // A resumed watch has caught up once a bookmark arrives or, the upstream having sent
+  // its backlog at once, the open stream has been quiet this long.
+  std::chrono::milliseconds caught_up_quiet{500};
 };
 
 class Reflector {
@@ -86,6 +96,11 @@ class Reflector {
 
   // True once the first full state reached the store (client-go HasSynced).
   bool hasSynced() const { return stats_.synced.load(std::memory_order_acquire); }
+  // True once the store is as fresh as a list would make it: after a list, or after a
+  // warm start once the resumed watch has caught up (see ReflectorOptions). Readiness.
+  bool caughtUp() const;
+  // Drops the current watch and relists (drift repair). Any thread; returns at once.
+  void requestRelist();
   const ReflectorStats& stats() const { return stats_; }
 
  private:
@@ -114,6 +129,9 @@ class Reflector {
   Outcome watchList(std::stop_token stop, bool& fall_back);
   Outcome listThenWatch(std::stop_token stop);
   Outcome watchFrom(uint64_t rv, std::stop_token stop);
+  // Runs options_.warm_start; returns the saved RV (0: none, or the state was refused).
+  uint64_t warmStart();
+  void noteActivity();
 
   // Applies one decoded event of an established stream; false ends the stream.
   bool handleEvent(WatchEvent&& event, Stream& stream);
@@ -146,6 +164,15 @@ class Reflector {
   // Owned by the loop thread: false once the upstream refused watch-list; then every
   // relist uses paged LIST.
   bool watch_list_supported_;
+  // Warm restart catch-up: a resumed watch is open and not yet caught up; the steady
+  // clock ticks of its last line (or of its start).
+  std::atomic<bool> resuming_{false};
+  mutable std::atomic<bool> quiet_caught_up_{false};
+  std::atomic<Clock::Duration::rep> last_activity_{0};
+  // requestRelist(): the flag, and the stop source of the attempt in progress.
+  std::atomic<bool> relist_requested_{false};
+  std::mutex attempt_mu_;
+  std::stop_source* attempt_ = nullptr;  // guarded by attempt_mu_
   std::jthread thread_;
 };
 

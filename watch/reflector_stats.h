@@ -12,6 +12,7 @@ enum class SyncMode : uint8_t {
   None = 0,       // not synced yet
   WatchList = 1,  // streaming list, sendInitialEvents (contract W9)
   List = 2,       // paged LIST (contract K1)
+  Saved = 3,      // a saved state loaded at start-up (warm restart)
 };
 
 struct ReflectorStats {
@@ -32,6 +33,9 @@ struct ReflectorStats {
   std::atomic<uint64_t> resource_version{0};                // RV the store is synced to
   std::atomic<SyncMode> mode{SyncMode::None};
   std::atomic<bool> synced{false};                          // HasSynced
+  std::atomic<bool> caught_up{false};                       // listed, or resumed and caught up
+  std::atomic<uint64_t> warm_start_resource_version{0};     // RV of the saved state loaded; 0: none
+  std::atomic<uint64_t> requested_relists_total{0};         // relists asked for (drift repair)
 };
 
 }  // namespace watch

@@ -73,7 +73,8 @@ std::string HttpListerWatcher::requestTarget(const watch::ListOptions& opts, boo
 
 watch::ListResponse HttpListerWatcher::list(const watch::ListOptions& opts, std::stop_token stop) {
   if (stop.stop_requested()) return {0, "", "stopped"};
-  httplib::Headers headers{{"Accept", "application/json"}, {"User-Agent", options_.user_agent}};
+  httplib::Headers headers{{"Accept", opts.accept.empty() ? "application/json" : opts.accept},
+                           {"User-Agent", options_.user_agent}};
   if (auto auth = connector_->authorization(); !auth.empty()) headers.emplace("Authorization", std::move(auth));
   list_client_->set_read_timeout(options_.list_read_timeout);
   std::stop_callback interrupt(stop, [this] { list_client_->stop(); });

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,14 @@ struct ApiCounters {
   std::atomic<uint64_t> watches{0};
   std::atomic<uint64_t> token_reviews{0};
   std::atomic<uint64_t> subject_access_reviews{0};
+  // The last watches opened, oldest first (guarded by mu): which RV each resumed from,
+  // so tests can tell a resumed watch from a fresh list (warm restart).
+  struct WatchStartRecord {
+    std::string resource;  // qualified resource, e.g. "pods", "deployments.apps"
+    std::string resource_version;  // as requested; "" when unset
+    std::string send_initial_events;  // "true", "false" or "" when unset
+  };
+  std::deque<WatchStartRecord> recent_watches;
 };
 
 class ApiServer {

@@ -56,6 +56,19 @@ void ApiServer::handleControl(const HttpRequest& req, ResponseStream& out) {
       w.Uint64(v);
     }
     w.EndObject();
+    w.Key("recentWatches");
+    w.StartArray();
+    {
+      std::lock_guard lk(counters_.mu);
+      for (const auto& record : counters_.recent_watches) {
+        w.StartObject();
+        w.Key("resource"); w.String(record.resource.c_str());
+        w.Key("resourceVersion"); w.String(record.resource_version.c_str());
+        w.Key("sendInitialEvents"); w.String(record.send_initial_events.c_str());
+        w.EndObject();
+      }
+    }
+    w.EndArray();
     w.Key("lists"); w.Uint64(counters_.lists);
     w.Key("watches"); w.Uint64(counters_.watches);
     w.Key("tokenReviews"); w.Uint64(counters_.token_reviews);

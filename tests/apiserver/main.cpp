@@ -50,7 +50,8 @@ Test identities (bearer token -> user [groups]; all also in system:authenticated
 
 Control endpoints (with --enable-control; any method, answers JSON):
   GET  /control/counters              requests per verb+resource, open watch streams per
-                                      resource, total lists and watches, current RV
+                                      resource, total lists and watches, current RV, and the
+                                      last 100 watches (resource, RV, sendInitialEvents)
   POST /control/compact               drop the event history now (older RVs get 410)
   POST /control/drop-watches          close every open watch stream (silently, like W6)
   POST /control/refuse?seconds=N      close connections and answer nothing for N seconds

@@ -96,6 +96,13 @@ void ApiServer::handleWatch(const HttpRequest& req, const RequestInfo& info, con
   if (auto* e = std::get_if<ApiError>(&filter_r)) return sendStatusError(out, *e);
   const ObjectFilter& filter = std::get<ObjectFilter>(filter_r);
   counters_.watches++;
+  {
+    std::lock_guard lk(counters_.mu);
+    counters_.recent_watches.push_back(
+        {res.def.qualifiedResource(), opts.has_resource_version ? opts.resource_version : "",
+         opts.send_initial_events ? (*opts.send_initial_events ? "true" : "false") : ""});
+    if (counters_.recent_watches.size() > 100) counters_.recent_watches.pop_front();
+  }
 
   const bool rv_given = opts.has_resource_version && opts.resource_version != "0";
   std::optional<uint64_t> from_rv;

@@ -161,6 +161,18 @@ class HelmChartTest(unittest.TestCase):
         (cm,) = by_kind(docs, "ConfigMap")
         self.assertEqual(yaml.safe_load(cm["data"]["config.yaml"])["state-dir"], "/var/lib/kube-cache-proxy")
 
+    def test_state_dir_on_a_persistent_volume_claim_and_drift_checks(self):
+        docs = template("--set", "stateDir.enabled=true", "--set", "stateDir.persistentVolumeClaim=kcp-state",
+                        "--set", "stateDir.saveInterval=5m", "--set", "cache.driftCheckInterval=10m")
+        (deploy,) = by_kind(docs, "Deployment")
+        volumes = {v["name"]: v for v in deploy["spec"]["template"]["spec"]["volumes"]}
+        self.assertEqual(volumes["state"]["persistentVolumeClaim"], {"claimName": "kcp-state"})
+        self.assertNotIn("emptyDir", volumes["state"])
+        (cm,) = by_kind(docs, "ConfigMap")
+        config = yaml.safe_load(cm["data"]["config.yaml"])
+        self.assertEqual(config["state-save-interval"], "5m")
+        self.assertEqual(config["drift-check-interval"], "10m")
+
     def test_bad_values_are_refused_with_a_message_naming_the_value(self):
         cases = [
             (["--set", "replicaCount=0"], "replicaCount"),
@@ -168,6 +180,7 @@ class HelmChartTest(unittest.TestCase):
             (["--set", "mode=sidecar"], "mode"),
             (["--set", "listen.port=80"], "listen.port"),
             (["--set", "logFormat=xml"], "logFormat"),
+            (["--set", "cache.driftCheckInterval=often"], "cache.driftCheckInterval"),
             (["--set", "extraArgs={v=2}"], "extraArgs.0"),
             (["--set", "unknownKey=1"], "unknownKey"),
             (["--set", "watch.queueCapacity=0"], "watch.queueCapacity"),

@@ -275,3 +275,18 @@ TEST_CASE("Unknown flags, stray arguments and missing values are one-line errors
   CHECK(loadError(withUpstream({"--state-dir="}), env) ==
         "kube-cache-proxy: --state-dir: needs a value (see --help)");
 }
+
+TEST_CASE("--state-save-interval and --drift-check-interval take Go durations; 0 turns them off") {
+  config::test::TempDir dir;
+  const auto env = config::test::emptyEnvironment(dir);
+  const config::Config defaults = loadArgs(withUpstream({}), env);
+  CHECK(defaults.state_save_interval == std::chrono::seconds(60));
+  CHECK(defaults.drift_check_interval == std::chrono::milliseconds(0));
+  const config::Config set =
+      loadArgs(withUpstream({"--state-save-interval", "5m", "--drift-check-interval=250ms"}), env);
+  CHECK(set.state_save_interval == std::chrono::minutes(5));
+  CHECK(set.drift_check_interval == std::chrono::milliseconds(250));
+  CHECK(loadArgs(withUpstream({"--state-save-interval=0"}), env).state_save_interval.count() == 0);
+  CHECK(config::helpText().find("--state-save-interval") != std::string::npos);
+  CHECK(config::helpText().find("--drift-check-interval") != std::string::npos);
+}

@@ -472,3 +472,84 @@ TEST_CASE("Stopping interrupts a backoff wait promptly") {
   CHECK(std::chrono::steady_clock::now() - before < std::chrono::milliseconds(500));
   CHECK(upstream.listRequests().size() == 1);
 }
+
+TEST_CASE("Warm start: a saved state is served at once and the watch resumes from its RV, without a list") {
+  Harness h;
+  h.options.warm_start = [](ReflectorStore& store) {
+    CHECK(store.replace({pod("a", 90)}, 100).ok());
+    return uint64_t{100};
+  };
+  h.upstream.addWatch(held({event("MODIFIED", pod("a", 101))}));
+  h.start();
+  REQUIRE(h.upstream.waitForBlockedWatch(1));
+
+  const auto req = h.upstream.watchRequests().at(0);
+  CHECK(req.resource_version == "100");
+  CHECK_FALSE(req.send_initial_events.has_value());
+  CHECK(req.allow_watch_bookmarks);
+  CHECK(h.upstream.listRequests().empty());
+  CHECK(h.limiter.acquired == 0);
+  CHECK(h.reflector->hasSynced());
+  CHECK(h.stats().mode == SyncMode::Saved);
+  CHECK(h.stats().warm_start_resource_version == 100);
+  CHECK(h.stats().upstream_relists_total == 0);
+  CHECK(h.stats().upstream_watch_restarts_total == 0);
+  CHECK(h.stats().resource_version == 101);
+  // Caught up once the open stream has been quiet for caught_up_quiet.
+  CHECK_FALSE(h.reflector->caughtUp());
+  h.clock.advance(h.options.caught_up_quiet);
+  CHECK(h.reflector->caughtUp());
+  CHECK(h.logged("pods: serving the saved state at resourceVersion 100; resuming the watch from it"));
+}
+
+TEST_CASE("Warm start: a bookmark on the resumed watch means caught up") {
+  Harness h;
+  h.options.warm_start = [](ReflectorStore& store) {
+    CHECK(store.replace({}, 100).ok());
+    return uint64_t{100};
+  };
+  h.upstream.addWatch(held({bookmark(150)}));
+  h.start();
+  REQUIRE(h.upstream.waitForBlockedWatch(1));
+  CHECK(h.reflector->caughtUp());
+}
+
+TEST_CASE("Warm start: 410 on the resumed watch relists (R8, W5)") {
+  Harness h;
+  h.options.warm_start = [](ReflectorStore&) { return uint64_t{100}; };
+  h.upstream.addWatch(lines({expiredEvent()}));
+  h.upstream.addWatch(held({event("ADDED", pod("a", 200)), bookmark(210, true)}));
+  h.start();
+  REQUIRE(h.upstream.waitForBlockedWatch(2));
+  CHECK(h.upstream.watchRequests().at(0).resource_version == "100");
+  CHECK(isWatchList(h.upstream.watchRequests().at(1)));
+  CHECK(h.stats().upstream_relists_total == 1);
+  CHECK(h.reflector->caughtUp());
+  CHECK(h.stats().mode == SyncMode::WatchList);
+}
+
+TEST_CASE("Warm start: no saved state (0) starts cold") {
+  Harness h;
+  h.options.warm_start = [](ReflectorStore&) { return uint64_t{0}; };
+  h.upstream.addWatch(held({bookmark(210, true)}));
+  h.start();
+  REQUIRE(h.upstream.waitForBlockedWatch(1));
+  CHECK(isWatchList(h.upstream.watchRequests().at(0)));
+  CHECK(h.stats().warm_start_resource_version == 0);
+  CHECK(h.reflector->caughtUp());
+}
+
+TEST_CASE("requestRelist ends an idle watch and relists (drift repair)") {
+  Harness h;
+  h.upstream.addWatch(held({bookmark(100, true)}));
+  h.upstream.addWatch(held({event("ADDED", pod("a", 300)), bookmark(310, true)}));
+  h.start();
+  REQUIRE(h.upstream.waitForBlockedWatch(1));
+  h.reflector->requestRelist();
+  REQUIRE(h.upstream.waitForBlockedWatch(2));
+  CHECK(isWatchList(h.upstream.watchRequests().at(1)));
+  CHECK(h.stats().upstream_relists_total == 2);
+  CHECK(h.stats().requested_relists_total == 1);
+  CHECK(h.stats().resource_version == 310);
+  CHECK(h.clock.sleeps().empty());
+}

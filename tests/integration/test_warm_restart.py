@@ -1,0 +1,168 @@
+"""Warm restart (issue #7, acceptance 3): with --state-dir the proxy saves each cached
+resource's state on SIGTERM and, started again, serves it at once and resumes the
+upstream watch from the saved resourceVersion instead of listing; changes made while it
+was down arrive through that watch. A corrupt or truncated state file, or a saved RV the
+upstream has compacted away (410 Expired, contract R8/W5), ends in a clean relist.
+"""
+import json
+import os
+import shutil
+import struct
+import tempfile
+import unittest
+
+import clients
+import harness
+from test_informers import metrics
+
+STATE_FILE = "pods.v1._all.state"
+
+
+def counters(base):
+    status, body = clients.request(base + "/control/counters")
+    assert status == 200, body
+    return json.loads(body)
+
+
+def saved_rv(path):
+    """The resourceVersion in a state file's header (cache/state_file.h)."""
+    with open(path, "rb") as f:
+        data = f.read(4096)
+    assert data[:8] == b"KCPSTATE", data[:8]
+    at = 12
+    for _ in range(4):  # group, version, resource, namespace
+        (length,) = struct.unpack_from("<I", data, at)
+        at += 4 + length
+    return struct.unpack_from("<Q", data, at)[0]
+
+
+def pod_watches(base):
+    return [w for w in counters(base)["recentWatches"] if w["resource"] == "pods"]
+
+
+class WarmRestartTest(unittest.TestCase):
+    def setUp(self):
+        self.processes = harness.Processes()
+        self.addCleanup(self.processes.stop_all)
+        self.api = clients.start_apiserver(self.processes, "--enable-control")
+        self.base = "http://127.0.0.1:%d" % self.api.port
+        clients.ensure_namespace(self.base, "warm")
+        for i in range(20):
+            status, body = clients.request(self.base + "/api/v1/namespaces/warm/pods", "POST", clients.pod("p%d" % i))
+            self.assertEqual(status, 201, body)
+        self.state_dir = tempfile.mkdtemp(prefix="kcp-warm-")
+        self.addCleanup(shutil.rmtree, self.state_dir, True)
+        self.state_file = os.path.join(self.state_dir, STATE_FILE)
+        self.truth_lists = 0
+
+    def start_proxy(self):
+        proxy = self.processes.proxy(self.base, "--cache", "pods", "--cache-on-demand=false", "--state-dir",
+                                     self.state_dir, "--state-save-interval", "0")
+        harness.wait_for(lambda: harness.http_get(proxy.host, proxy.port, "/readyz")[0] == 200, timeout=20,
+                         message="proxy ready")
+        return proxy
+
+    def proxy_pods(self, proxy):
+        """key -> RV as the proxy's cache answers an RV=0 list."""
+        status, headers, body = harness.http_get(proxy.host, proxy.port, "/api/v1/pods?resourceVersion=0")
+        self.assertEqual(status, 200, body)
+        out = {}
+        for item in json.loads(body)["items"]:
+            m = item["metadata"]
+            out["%s/%s" % (m["namespace"], m["name"])] = m["resourceVersion"]
+        return out
+
+    def run_and_stop(self):
+        proxy = self.start_proxy()
+        self.assertEqual(proxy.stop(), 0, proxy.stderr())
+        self.assertTrue(os.path.exists(self.state_file), proxy.stderr())
+        return saved_rv(self.state_file)
+
+    def change_while_down(self):
+        status, body = clients.request(self.base + "/api/v1/namespaces/warm/pods", "POST", clients.pod("while-down"))
+        self.assertEqual(status, 201, body)
+        status, body = clients.request(self.base + "/api/v1/namespaces/warm/pods/p3", "DELETE")
+        self.assertEqual(status, 200, body)
+
+    def truth(self):
+        """The upstream's pods; each call is one LIST the counters see, counted in self.truth_lists."""
+        self.truth_lists += 1
+        return clients.truth(self.base)
+
+    def wait_equal_to_upstream(self, proxy):
+        harness.wait_for(lambda: self.proxy_pods(proxy) == self.truth(), timeout=20, interval=0.05,
+                         message="proxy cache equals the upstream")
+
+    def test_restart_resumes_the_watch_from_the_saved_rv_without_a_list(self):
+        rv = self.run_and_stop()
+        self.assertGreater(rv, 0)
+        self.change_while_down()
+        before = counters(self.base)
+        # LISTs of pods by anyone but this test's truth() calls.
+        lists_before = before["requests"].get("list pods", 0) - self.truth_lists
+        watches_before = len(pod_watches(self.base))
+
+        proxy = self.start_proxy()
+        self.wait_equal_to_upstream(proxy)
+        after = counters(self.base)
+        self.assertEqual(after["requests"].get("list pods", 0) - self.truth_lists, lists_before,
+                         "no LIST of pods after a warm start")
+        new_watches = pod_watches(self.base)[watches_before:]
+        self.assertTrue(new_watches, "the proxy watches pods")
+        # The first watch resumes from the saved RV (W5); none asks for initial events (no watch-list relist, W9).
+        self.assertEqual(new_watches[0]["resourceVersion"], str(rv))
+        self.assertEqual([w for w in new_watches if w["sendInitialEvents"] == "true"], [])
+        self.assertIn("while-down", " ".join(self.proxy_pods(proxy)))
+        m = metrics(proxy)
+        self.assertEqual(m[("kube_cache_proxy_cache_warm_start_resource_version", "pods")], rv)
+        self.assertEqual(m[("kube_cache_proxy_cache_relists_total", "pods")], 0)
+        self.assertEqual(m[("kube_cache_proxy_cache_state_load_failures_total", "pods")], 0)
+
+    def test_corrupt_or_truncated_state_relists_cleanly(self):
+        def flip(data):
+            middle = len(data) // 2
+            return data[:middle] + bytes(b ^ 0xFF for b in data[middle:middle + 8]) + data[middle + 8:]
+
+        for name, corrupt in (("flipped bytes", flip), ("truncated", lambda data: data[:len(data) * 2 // 3])):
+            with self.subTest(name):
+                self.run_and_stop()
+                with open(self.state_file, "rb") as f:
+                    data = f.read()
+                with open(self.state_file, "wb") as f:
+                    f.write(corrupt(data))
+                self.change_while_down()
+                status, body = clients.request(self.base + "/api/v1/namespaces/warm/pods", "POST",
+                                               clients.pod("undo-" + name.replace(" ", "-")))
+                self.assertEqual(status, 201, body)
+                watches_before = len(pod_watches(self.base))
+
+                proxy = self.start_proxy()
+                self.wait_equal_to_upstream(proxy)
+                m = metrics(proxy)
+                self.assertEqual(m[("kube_cache_proxy_cache_state_load_failures_total", "pods")], 1)
+                self.assertEqual(m[("kube_cache_proxy_cache_warm_start_resource_version", "pods")], 0)
+                self.assertEqual(m[("kube_cache_proxy_cache_relists_total", "pods")], 1)
+                self.assertIn("refused", proxy.stderr())
+                # The relist is a fresh full state (watch-list, W9), never a resume.
+                new_watches = pod_watches(self.base)[watches_before:]
+                self.assertEqual(new_watches[0]["sendInitialEvents"], "true", new_watches)
+                self.assertEqual(proxy.stop(), 0)
+                # Recreate p3 so the next round's change_while_down can delete it again.
+                status, body = clients.request(self.base + "/api/v1/namespaces/warm/pods", "POST", clients.pod("p3"))
+                self.assertEqual(status, 201, body)
+                status, body = clients.request(self.base + "/api/v1/namespaces/warm/pods/while-down", "DELETE")
+                self.assertEqual(status, 200, body)
+
+    def test_saved_rv_compacted_away_relists(self):
+        self.run_and_stop()
+        self.change_while_down()
+        clients.request(self.base + "/control/compact", "POST", b"")
+        proxy = self.start_proxy()
+        self.wait_equal_to_upstream(proxy)
+        m = metrics(proxy)
+        self.assertEqual(m[("kube_cache_proxy_cache_relists_total", "pods")], 1)
+        self.assertEqual(m[("kube_cache_proxy_cache_state_load_failures_total", "pods")], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
