@@ -15,6 +15,7 @@
 #include "watch/clock.h"
 #include "watch/informer_manager.h"
 #include "watch/relist_limiter.h"
+#include "watch/upstream_health.h"
 
 namespace cmd {
 
@@ -26,6 +27,8 @@ class Informers {
   Informers& operator=(const Informers&) = delete;
 
   std::shared_ptr<watch::InformerManager> manager() const { return manager_; }
+  // The upstream breaker the reflectors, discovery and the server share.
+  std::shared_ptr<watch::UpstreamHealth> health() const { return health_; }
   // Per-resource cache metrics for /metrics.
   proxy::MetricsCollector metricsCollector() const;
 
@@ -33,6 +36,7 @@ class Informers {
   watch::RealClock clock_;
   cache::RealClock store_clock_;
   watch::TokenBucketRelistLimiter relist_limiter_;
+  std::shared_ptr<watch::UpstreamHealth> health_;
   std::shared_ptr<proxy::upstream::UpstreamConnector> connector_;
   proxy::upstream::HttpDiscovery discovery_;
   std::shared_ptr<watch::InformerManager> manager_;

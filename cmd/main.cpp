@@ -44,6 +44,11 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.listen_host = c.listen.host;
   o.listen_port = c.listen.port;
   if (c.io_threads > 0) o.io_threads = static_cast<int>(c.io_threads);
+  o.write_sync = c.write_sync;
+  o.write_sync_timeout = c.write_sync_timeout;
+  for (const config::CacheResourceConfig& resource : c.cache_resources) {
+    if (resource.write_sync) o.write_sync_resources[resource.resource.toString()] = *resource.write_sync;
+  }
   return o;
 }
 
@@ -95,6 +100,7 @@ int main(int argc, char** argv) {
     proxy::ProxyServer server(serverOptions(cfg), upstreamOptions(cfg.upstream));
     const auto manager = informers.manager();
     server.setInformerRegistry(manager);
+    server.setUpstreamHealth(informers.health());
     server.setReadinessCheck([manager] { return manager->ready(); });
     server.metrics().setCollector(informers.metricsCollector());
     manager->start();

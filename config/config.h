@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,8 @@ struct CacheResourceConfig {
   bool strip_managed_fields = false;    // drop metadata.managedFields at ingestion
   // Custom indexes: name and dotted JSON path ("spec.owner", leading '.' optional).
   std::vector<std::pair<std::string, std::string>> indexes;
+  // Read-your-writes for this resource, overriding --write-sync; unset: the global value.
+  std::optional<bool> write_sync;
   bool operator==(const CacheResourceConfig&) const = default;
 };
 
@@ -99,6 +102,7 @@ struct Config {
   bool cache_on_demand = true;
   std::chrono::milliseconds cache_idle_timeout{std::chrono::minutes(10)};
   bool write_sync = false;  // after a write, wait until the cache has seen it
+  std::chrono::milliseconds write_sync_timeout{5000};  // how long at most
   std::string state_dir;    // empty: no on-disk state
   Mode mode = Mode::Sidecar;
 

@@ -28,6 +28,7 @@ struct ResourceSetting {
   std::string resource;  // "pods", "deployments.apps"
   std::vector<std::string> namespaces;
   std::optional<Setting> strip_managed_fields;
+  std::optional<Setting> write_sync;
   std::vector<std::pair<std::string, std::string>> indexes;  // name, JSON path
   std::string origin;    // "<file>: resources[2]"
 };
@@ -52,6 +53,7 @@ struct Settings {
   std::optional<Setting> io_threads;
   std::optional<Setting> shutdown_timeout;
   std::optional<Setting> write_sync;
+  std::optional<Setting> write_sync_timeout;
   std::optional<Setting> state_dir;
   std::optional<Setting> mode;
   std::optional<ListSetting> cache;
@@ -100,6 +102,7 @@ inline constexpr ScalarField kScalarFields[] = {
     {"mode", &Settings::mode, false, false},
     {"cache-on-demand", &Settings::cache_on_demand, false, true},
     {"cache-idle-timeout", &Settings::cache_idle_timeout, false, false},
+    {"write-sync-timeout", &Settings::write_sync_timeout, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

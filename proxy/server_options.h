@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace proxy {
@@ -44,6 +45,13 @@ struct ServerOptions {
   std::chrono::milliseconds watch_bookmark_interval{60000};
   std::chrono::milliseconds watch_max_lifetime{3600000};
   size_t watch_queue_capacity = 1000;
+
+  // Read-your-writes (proxy/write_sync.h): a successful write to a cached resource is
+  // answered once its cache shows the write, or after write_sync_timeout with a Warning.
+  // `write_sync_resources` ("pods", "deployments.apps") overrides `write_sync` per resource.
+  bool write_sync = false;
+  std::map<std::string, bool> write_sync_resources;
+  std::chrono::milliseconds write_sync_timeout{5000};
 };
 
 }  // namespace proxy

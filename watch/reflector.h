@@ -38,6 +38,7 @@
 #include "watch/reflector_stats.h"
 #include "watch/reflector_store.h"
 #include "watch/relist_limiter.h"
+#include "watch/upstream_health.h"
 #include "watch/watch_event_decoder.h"
 
 namespace watch {
@@ -67,6 +68,9 @@ struct ReflectorOptions {
   // Seeds jitter and watch timeouts; 0 picks a random seed.
   uint64_t seed = 0;
   LogSink log;
+  // The upstream breaker, shared by every reflector (borrowed; null in tests): a backoff
+  // taken while it is open ends as soon as the upstream is back.
+  UpstreamHealth* upstream_health = nullptr;
 };
 
 class Reflector {
@@ -129,6 +133,8 @@ class Reflector {
   void progress(SyncProgress& sync, uint64_t object_bytes, std::string_view mode);
   void markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv);
   ListOptions watchOptions();
+  // Waits out a backoff; false when stopped.
+  bool sleepBackoff(Clock::Duration delay, std::stop_token stop);
   void log(LogLevel level, std::string_view message) const;
 
   ReflectorOptions options_;
