@@ -193,9 +193,13 @@ class OutageTest(unittest.TestCase):
 
         # Real informers behind the proxy equal the upstream's truth.
         url = "http://%s:%d" % (px.host, px.port)
-        for informer in (clients.node_informer(url), clients.python_informer(url)):
-            self.addCleanup(informer.stop)
-            clients.wait_equal(informer, self.base, timeout=30)
+        node, py = clients.node_informer(url), clients.python_informer(url)
+        self.addCleanup(node.stop)
+        self.addCleanup(py.stop)
+        node.wait_event(lambda e: e.get("event") == "started", timeout=60)
+        py.wait_event(lambda e: e.get("event") == "listed", timeout=60)
+        clients.wait_equal(node, self.base, timeout=60)
+        clients.wait_equal(py, self.base, timeout=60)
 
         # The downstream watch lived through it all: no 410, events from after the outage.
         self.assertFalse(watcher.ended, "the downstream watch was closed")
