@@ -193,7 +193,8 @@ asio::awaitable<bool> readHeldBody(UpstreamConnection& conn, UpstreamParser& rp,
     co_await onUpstream(conn, [&](auto& s) { return http::async_read_some(s, conn.buffer, rp, redirect_error(use_awaitable, ec)); });
     if (ec == http::error::need_buffer) ec = {};
     body.append(buf.data(), rp.bodyUsed());
-    if (ec) co_return false;
+    // A body that ends with the connection completes the parser; anything else is cut short.
+    if (ec) co_return rp.is_done();
   }
   co_return true;
 }
