@@ -13,6 +13,7 @@ the proxy equal the upstream's truth.
 import http.client
 import json
 import re
+import sys
 import threading
 import time
 import unittest
@@ -163,6 +164,7 @@ class OutageTest(unittest.TestCase):
         for method, path, body in (("GET", "/api/v1/pods", None),
                                    ("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "x"}})):
             (status, headers, answer), took = timed(lambda: self.get(path, method, body))
+            print("\n  %s %s during the outage: %d in %.1f ms" % (method, path, status, took * 1000), file=sys.stderr)
             self.assertEqual(status, 503, (method, path, answer))
             self.assertLess(took, 1.0, (method, path))
             st = json.loads(answer)
@@ -176,6 +178,7 @@ class OutageTest(unittest.TestCase):
         harness.wait_for(lambda: self.readyz()[0] == 200, timeout=OUTAGE_SECONDS + 15, interval=0.1,
                          message="/readyz 200 after the outage")
         recovered_after = time.monotonic() - outage_start
+        print("  /readyz ready again %.2f s after a %d s outage began" % (recovered_after, OUTAGE_SECONDS), file=sys.stderr)
         self.assertLess(recovered_after, OUTAGE_SECONDS + 10)
         self.assertEqual(metrics(px)[("kube_cache_proxy_upstream_outages_total", None)], 1)
 
@@ -186,6 +189,7 @@ class OutageTest(unittest.TestCase):
         harness.wait_for(lambda: cache_rvs(px)["pods"] > before_rvs["pods"], timeout=10, message="pods watch resumed")
         after_relists = relists(px)
         relisted = {r for r in RESOURCES if after_relists[r] > before_relists[r]}
+        print("  expired: %s, relisted: %s" % (sorted(expired), sorted(relisted)), file=sys.stderr)
         self.assertLessEqual(relisted, expired, "only expired resources relist")
         for r in relisted:
             self.assertEqual(after_relists[r] - before_relists[r], 1, r)
