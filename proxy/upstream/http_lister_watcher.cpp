@@ -80,7 +80,9 @@ watch::ListResponse HttpListerWatcher::list(const watch::ListOptions& opts, std:
   auto result = list_client_->Get(requestTarget(opts, false), headers);
   watch::UpstreamHealth* health = connector_->health();
   if (!result) {
-    if (health && !stop.stop_requested()) health->failed(httplib::to_string(result.error()));
+    if (health && !stop.stop_requested()) {
+      health->failed("list " + collection_path_ + ": no answer (" + httplib::to_string(result.error()) + ")");
+    }
     return {0, "", httplib::to_string(result.error())};
   }
   if (health) health->answered();
@@ -150,7 +152,9 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
   } else if (!result) {
     // No answer at all (refused, reset, timed out): the breaker counts it; a stream that
     // broke after its headers only ended.
-    if (auto* health = connector_->health(); health && status == 0) health->failed(httplib::to_string(result.error()));
+    if (auto* health = connector_->health(); health && status == 0) {
+      health->failed("watch " + collection_path_ + ": no answer (" + httplib::to_string(result.error()) + ")");
+    }
     out.end = watch::WatchEnd::TransportError;
     out.status = status;
     out.transport_error = httplib::to_string(result.error());

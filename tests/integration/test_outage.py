@@ -73,7 +73,7 @@ class WatchReader:
             for line in self.response:
                 if line.strip():
                     self.events.append(json.loads(line))
-        except (OSError, ValueError, http.client.HTTPException):
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):  # closed at cleanup
             pass
         self.ended = True
 
