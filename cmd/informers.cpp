@@ -76,12 +76,17 @@ watch::InformerManagerOptions managerOptions(const config::Config& c) {
 
 Informers::Informers(const config::Config& config, const proxy::UpstreamOptions& upstream)
     : relist_limiter_(clock_, kRelistsPerSecond, kRelistBurst),
+      health_(std::make_shared<watch::UpstreamHealth>()),
       connector_(std::make_shared<proxy::upstream::UpstreamConnector>(upstream)),
       discovery_(connector_) {
+  connector_->setHealth(health_);
+  health_->startProber([connector = connector_] { return connector->probe(); });
   auto factory = [connector = connector_](const watch::ApiResource& resource, const std::string& namespace_name) {
     return std::make_unique<proxy::upstream::HttpListerWatcher>(connector, collectionPath(resource, namespace_name));
   };
-  manager_ = std::make_shared<watch::InformerManager>(managerOptions(config), discovery_, factory, clock_,
+  watch::InformerManagerOptions options = managerOptions(config);
+  options.reflector.upstream_health = health_.get();
+  manager_ = std::make_shared<watch::InformerManager>(std::move(options), discovery_, factory, clock_,
                                                       store_clock_, relist_limiter_);
   watch::CacheMaintenanceOptions maintenance;
   if (!config.state_dir.empty()) maintenance.state_save_interval = config.state_save_interval;
@@ -112,7 +117,7 @@ void Informers::stop() {
 }
 
 proxy::MetricsCollector Informers::metricsCollector() const {
-  return [manager = manager_] {
+  return [manager = manager_, health = health_] {
     struct Family {
       const char* name;
       const char* help;
@@ -167,6 +172,15 @@ proxy::MetricsCollector Informers::metricsCollector() const {
       }
       out.push_back(std::move(collected));
     }
+    out.push_back({"kube_cache_proxy_upstream_up", "1 while the upstream apiserver is reachable, 0 during an outage.",
+                   false, {{{}, health->up() ? 1.0 : 0.0}}});
+    out.push_back({"kube_cache_proxy_upstream_outages_total", "Times the upstream apiserver was found unreachable.",
+                   true, {{{}, double(health->outages())}}});
+    out.push_back({"kube_cache_proxy_upstream_connection_failures_total",
+                   "Connections to the upstream apiserver that got no answer.", true,
+                   {{{}, double(health->failures())}}});
+    out.push_back({"kube_cache_proxy_upstream_down_seconds", "Seconds the current upstream outage has lasted (0 when up).",
+                   false, {{{}, health->downSeconds()}}});
     return out;
   };
 }

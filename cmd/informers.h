@@ -16,6 +16,7 @@
 #include "watch/clock.h"
 #include "watch/informer_manager.h"
 #include "watch/relist_limiter.h"
+#include "watch/upstream_health.h"
 
 namespace cmd {
 
@@ -32,6 +33,8 @@ class Informers {
   // Shutdown: stops the maintenance and the informers, then saves every cached resource's
   // state to --state-dir (when set) for the next start.
   void stop();
+  // The upstream breaker the reflectors, discovery and the server share.
+  std::shared_ptr<watch::UpstreamHealth> health() const { return health_; }
   // Per-resource cache metrics for /metrics.
   proxy::MetricsCollector metricsCollector() const;
 
@@ -39,6 +42,7 @@ class Informers {
   watch::RealClock clock_;
   cache::RealClock store_clock_;
   watch::TokenBucketRelistLimiter relist_limiter_;
+  std::shared_ptr<watch::UpstreamHealth> health_;
   std::shared_ptr<proxy::upstream::UpstreamConnector> connector_;
   proxy::upstream::HttpDiscovery discovery_;
   std::shared_ptr<watch::InformerManager> manager_;

@@ -54,6 +54,11 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.authentication_cache_ttl = c.authentication_cache_ttl;
   o.authorization_cache_ttl = c.authorization_cache_ttl;
   o.auth_cache_max_entries = c.auth_cache_size;
+  o.write_sync = c.write_sync;
+  o.write_sync_timeout = c.write_sync_timeout;
+  for (const config::CacheResourceConfig& resource : c.cache_resources) {
+    if (resource.write_sync) o.write_sync_resources[resource.resource.toString()] = *resource.write_sync;
+  }
   return o;
 }
 
@@ -105,6 +110,7 @@ int main(int argc, char** argv) {
     proxy::ProxyServer server(serverOptions(cfg), upstreamOptions(cfg.upstream));
     const auto manager = informers.manager();
     server.setInformerRegistry(manager);
+    server.setUpstreamHealth(informers.health());
     server.setReadinessCheck([manager] { return manager->ready(); });
     server.metrics().setCollector(informers.metricsCollector());
     manager->start();

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,8 @@ struct CacheResourceConfig {
   bool strip_managed_fields = false;    // drop metadata.managedFields at ingestion
   // Custom indexes: name and dotted JSON path ("spec.owner", leading '.' optional).
   std::vector<std::pair<std::string, std::string>> indexes;
+  // Read-your-writes for this resource, overriding --write-sync; unset: the global value.
+  std::optional<bool> write_sync;
   bool operator==(const CacheResourceConfig&) const = default;
 };
 
@@ -100,6 +103,7 @@ struct Config {
   bool cache_on_demand = true;
   std::chrono::milliseconds cache_idle_timeout{std::chrono::minutes(10)};
   bool write_sync = false;  // after a write, wait until the cache has seen it
+  std::chrono::milliseconds write_sync_timeout{5000};  // how long at most
   std::string state_dir;    // empty: no on-disk state
   // How often each cached resource's state is saved to state_dir (also on shutdown); 0: only on shutdown.
   std::chrono::milliseconds state_save_interval{std::chrono::seconds(60)};

@@ -81,6 +81,11 @@ std::vector<ResourceSetting> resourceSettings(const std::string& origin, const Y
         bool flag = false;
         const std::string text_value = YAML::convert<bool>::decode(item, flag) ? (flag ? "true" : "false") : item.Scalar();
         setting.strip_managed_fields = Setting{text_value, field_origin};
+      } else if (key == "write-sync") {
+        if (!item.IsScalar()) throw ConfigError(field_origin + ": want true or false");
+        bool flag = false;
+        const std::string text_value = YAML::convert<bool>::decode(item, flag) ? (flag ? "true" : "false") : item.Scalar();
+        setting.write_sync = Setting{text_value, field_origin};
       } else if (key == "indexes") {
         if (!item.IsMap()) throw ConfigError(field_origin + ": want a mapping of index names to JSON paths");
         for (const auto& index : item) {
@@ -89,7 +94,7 @@ std::vector<ResourceSetting> resourceSettings(const std::string& origin, const Y
         }
       } else {
         throw ConfigError(setting.origin + ": unknown key \"" + key + "\" (want resource, namespaces, " +
-                          "strip-managed-fields, indexes)");
+                          "strip-managed-fields, indexes, write-sync)");
       }
     }
     if (setting.resource.empty()) throw ConfigError(setting.origin + ": missing `resource`");

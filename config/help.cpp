@@ -55,6 +55,7 @@ Caching:
   --cache-on-demand         also cache other resources when first read (default true; =false to disable)
   --cache-idle-timeout DUR  stop caching an on-demand resource nobody read for this long (default 10m)
   --write-sync              after a write, wait until the cache has seen it (read-your-writes)
+  --write-sync-timeout DUR  wait at most this long, then answer with a Warning (default 5s)
   --state-dir DIR           directory for on-disk state (default: none)
   --state-save-interval DUR save each cached resource's state to --state-dir this often, and on
                             shutdown; a restart loads it and resumes watching (default 60s; 0: shutdown only)
@@ -82,6 +83,7 @@ Other:
                                   namespaces: [web]             # cache only these namespaces
                                   strip-managed-fields: true    # drop metadata.managedFields
                                   indexes: {owner: spec.owner}  # custom index by JSON path
+                                  write-sync: true              # read-your-writes for this resource only
   -h, --help                print this help
   --version                 print the version
 

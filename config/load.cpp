@@ -54,6 +54,7 @@ CacheResourceConfig parseResourceSetting(const ResourceSetting& setting) {
     if (std::find(out.namespaces.begin(), out.namespaces.end(), name) == out.namespaces.end()) out.namespaces.push_back(name);
   }
   if (setting.strip_managed_fields) out.strip_managed_fields = parseBool(*setting.strip_managed_fields);
+  if (setting.write_sync) out.write_sync = parseBool(*setting.write_sync);
   for (const auto& [name, path] : setting.indexes) {
     const std::string trimmed = !path.empty() && path.front() == '.' ? path.substr(1) : path;
     if (name.empty() || trimmed.empty() || trimmed.find("..") != std::string::npos || trimmed.back() == '.') {
@@ -81,6 +82,7 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.io_threads) config.io_threads = parseIoThreads(*settings.io_threads);
   if (settings.shutdown_timeout) config.shutdown_timeout = parseTimeout(*settings.shutdown_timeout);
   if (settings.write_sync) config.write_sync = parseBool(*settings.write_sync);
+  if (settings.write_sync_timeout) config.write_sync_timeout = parseTimeout(*settings.write_sync_timeout);
   if (settings.mode) config.mode = parseMode(*settings.mode);
   if (settings.state_dir) {
     if (settings.state_dir->value.empty()) throw ConfigError(settings.state_dir->origin + ": must not be empty");

@@ -28,6 +28,7 @@ struct ResourceSetting {
   std::string resource;  // "pods", "deployments.apps"
   std::vector<std::string> namespaces;
   std::optional<Setting> strip_managed_fields;
+  std::optional<Setting> write_sync;
   std::vector<std::pair<std::string, std::string>> indexes;  // name, JSON path
   std::string origin;    // "<file>: resources[2]"
 };
@@ -52,6 +53,7 @@ struct Settings {
   std::optional<Setting> io_threads;
   std::optional<Setting> shutdown_timeout;
   std::optional<Setting> write_sync;
+  std::optional<Setting> write_sync_timeout;
   std::optional<Setting> state_dir;
   std::optional<Setting> mode;
   std::optional<ListSetting> cache;
@@ -123,6 +125,7 @@ inline constexpr ScalarField kScalarFields[] = {
     {"auth-cache-size", &Settings::auth_cache_size, false, false},
     {"state-save-interval", &Settings::state_save_interval, false, false},
     {"drift-check-interval", &Settings::drift_check_interval, false, false},
+    {"write-sync-timeout", &Settings::write_sync_timeout, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

@@ -23,6 +23,7 @@
 #include "proxy/read_route.h"
 #include "proxy/read_status.h"
 #include "watch/cached_resource.h"
+#include "watch/upstream_health.h"
 
 namespace proxy::io {
 namespace {
@@ -80,6 +81,7 @@ asio::awaitable<std::optional<uint64_t>> fenceRead(UpstreamPool& pool, const std
       conn = co_await pool.acquire(attempt == 0, reused);
     } catch (const UpstreamFailure& failure) {
       spdlog::debug("fence read for {}: {}", collection, failure.what());
+      if (auto* health = upstream.health()) health->failed(failure.what());
       co_return std::nullopt;
     }
     error_code ec;
@@ -94,8 +96,10 @@ asio::awaitable<std::optional<uint64_t>> fenceRead(UpstreamPool& pool, const std
     if (ec) {
       conn->close();
       if (reused) continue;  // a pooled connection the upstream had closed
+      if (auto* health = upstream.health()) health->failed(upstream.reachError(ec.message()));
       co_return std::nullopt;
     }
+    if (auto* health = upstream.health()) health->answered();
     std::string body;
     std::vector<char> buf(16 * 1024);
     while (!rp.is_done() && !ec) {
@@ -299,6 +303,9 @@ std::string collectionPath(const RequestInfo& info, std::string_view ns) {
 asio::awaitable<bool> awaitConsistency(CacheContext& ctx, const watch::CachedResource& cached,
                                        const std::string& collection) {
   const cache::ThreadSafeStore& store = cached.store();
+  // While the upstream is down no fence can be read: the request passes through and fails
+  // fast with a 503 (docs/routing.md, "Upstream outage").
+  if (const auto* health = ctx.pool.upstream().health(); health && !health->up()) co_return false;
   auto& misses = fenceMisses();
   if (auto it = misses.find(&store); it != misses.end() && it->second == store.currentRV()) co_return false;
   const std::optional<uint64_t> fence = co_await fenceRead(ctx.pool, collection, ctx.options);

@@ -14,14 +14,19 @@
 #include <boost/asio/steady_timer.hpp>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include "proxy/auth/gateway_auth.h"
+#include "cache/query_values.h"
 #include "proxy/cache_serving.h"
 #include "proxy/io_internal.h"
 #include "proxy/logging.h"
 #include "proxy/proxy_metrics.h"
+#include "proxy/query_params.h"
+#include "proxy/write_sync.h"
+#include "watch/upstream_health.h"
 
 namespace proxy {
 namespace {
@@ -184,6 +189,11 @@ struct ProxyServer::Impl {
   asio::awaitable<void> acceptLoop();
   asio::awaitable<void> runSession(SessionPtr session, Worker& worker);
   asio::awaitable<ForwardOutcome> serveLocal(DownstreamRequest& req);
+  // /readyz the way the apiserver words it: one "[+]name ok" / "[-]name failed" line per
+  // check (always on failure, on success with ?verbose), `exclude` skips checks.
+  std::pair<unsigned, std::string> readyz(std::string_view raw_query) const;
+  // The cache a write's answer waits for (read-your-writes), or nullopt.
+  std::optional<WriteSyncTarget> writeSyncTarget(const DownstreamRequest& req);
   // The cache's answer, or nullopt to pass through.
   asio::awaitable<std::optional<ForwardOutcome>> serveFromCache(DownstreamRequest& req, Worker& worker,
                                                                 SessionControl& control);
@@ -255,9 +265,11 @@ asio::awaitable<ForwardOutcome> ProxyServer::Impl::serveLocal(DownstreamRequest&
     text = plainAnswer(code, "text/plain; charset=utf-8", "405 method not allowed", keep, head_only);
   } else if (req.info.path == "/metrics") {
     text = plainAnswer(code, "text/plain; version=0.0.4; charset=utf-8", metrics.renderText(), keep, head_only);
-  } else if (req.info.path == "/readyz" && (stopping || (ready && !ready()))) {
-    code = 500;
-    text = plainAnswer(code, "text/plain; charset=utf-8", "readyz check failed", keep, head_only);
+  } else if (req.info.path == "/readyz") {
+    const size_t qmark = req.target.find('?');
+    auto [status, body] = readyz(qmark == std::string::npos ? std::string_view{} : std::string_view(req.target).substr(qmark + 1));
+    code = status;
+    text = plainAnswer(code, "text/plain; charset=utf-8", body, keep, head_only);
   } else {
     text = plainAnswer(code, "text/plain; charset=utf-8", "ok", keep, head_only);
   }
@@ -359,6 +371,63 @@ asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRe
   co_return co_await answerStatus(req, auth::forbiddenStatus(*user, attrs, review->reason));
 }
 
+std::pair<unsigned, std::string> ProxyServer::Impl::readyz(std::string_view raw_query) const {
+  const cache::QueryValues query = cache::QueryValues::parse(raw_query);
+  auto excluded = [&query](std::string_view name) {
+    for (const auto& [key, value] : query.pairs()) {
+      if (key == "exclude" && value == name) return true;
+    }
+    return false;
+  };
+  const watch::UpstreamHealth* health = upstream.health();
+  struct Check {
+    const char* name;
+    bool ok;
+    std::string why;
+  };
+  const Check checks[] = {
+      {"ping", true, ""},
+      {"shutdown", !stopping, "the server is shutting down"},
+      {"informer-sync", !ready || ready(), "configured resources have not synced yet"},
+      // Cached reads keep being served while the upstream is down; a probe that should
+      // keep the proxy in rotation then uses /readyz?exclude=upstream.
+      {"upstream", !health || health->up(), health ? "unreachable: " + health->lastError() : ""},
+  };
+  std::string lines;
+  bool ok = true;
+  for (const Check& check : checks) {
+    if (excluded(check.name)) {
+      lines += fmt::format("[+]{} excluded: ok\n", check.name);
+      continue;
+    }
+    ok = ok && check.ok;
+    lines += check.ok ? fmt::format("[+]{} ok\n", check.name) : fmt::format("[-]{} failed: {}\n", check.name, check.why);
+  }
+  if (!ok) return {500, lines + "readyz check failed\n"};
+  if (parseBoolParam(query.get("verbose"))) return {200, lines + "readyz check passed\n"};
+  return {200, "ok"};
+}
+
+std::optional<WriteSyncTarget> ProxyServer::Impl::writeSyncTarget(const DownstreamRequest& req) {
+  if (!registry || !req.info.is_resource_request) return std::nullopt;
+  if (!options.write_sync && options.write_sync_resources.empty()) return std::nullopt;
+  const std::string display = req.info.api_group.empty() ? req.info.resource : req.info.resource + "." + req.info.api_group;
+  bool on = options.write_sync;
+  if (auto it = options.write_sync_resources.find(display); it != options.write_sync_resources.end()) on = it->second;
+  if (!on) return std::nullopt;
+  const size_t qmark = req.target.find('?');
+  const cache::QueryValues query = cache::QueryValues::parse(
+      qmark == std::string::npos ? std::string_view{} : std::string_view(req.target).substr(qmark + 1));
+  if (!isObjectWrite(req.info, query)) return std::nullopt;
+  // The namespace object is cluster-scoped: /api/v1/namespaces/<n> names it, not a namespace.
+  const bool namespace_object = req.info.api_group.empty() && req.info.resource == "namespaces";
+  std::shared_ptr<watch::CachedResource> cached = registry->findRunning(
+      req.info.api_group, req.info.api_version, req.info.resource, namespace_object ? "" : req.info.namespace_);
+  if (!cached || !cached->hasSynced()) return std::nullopt;
+  std::string ns = cached->resource().namespaced ? req.info.namespace_ : "";
+  return WriteSyncTarget{std::move(cached), std::move(ns), options.write_sync_timeout, metrics};
+}
+
 asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::serveFromCache(DownstreamRequest& req,
                                                                                   Worker& worker,
                                                                                   SessionControl& control) {
@@ -445,7 +514,8 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
         served_by = "cache";
         outcome = *cached;
       } else {
-        outcome = co_await forwardToUpstream(req, worker.pool, session->control, options);
+        const std::optional<WriteSyncTarget> sync = writeSyncTarget(req);
+        outcome = co_await forwardToUpstream(req, worker.pool, session->control, options, sync ? &*sync : nullptr);
       }
       if (outcome.code != 0) {
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -475,6 +545,10 @@ void ProxyServer::setReadinessCheck(std::function<bool()> ready) { impl_->ready 
 
 void ProxyServer::setInformerRegistry(std::shared_ptr<watch::InformerRegistry> registry) {
   impl_->registry = std::move(registry);
+}
+
+void ProxyServer::setUpstreamHealth(std::shared_ptr<watch::UpstreamHealth> health) {
+  impl_->upstream.setHealth(std::move(health));
 }
 
 namespace io {

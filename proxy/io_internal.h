@@ -41,6 +41,13 @@
 #include "proxy/server_options.h"
 #include "proxy/upstream_options.h"
 
+namespace proxy {
+class ProxyMetrics;
+}
+namespace watch {
+class CachedResource;
+class UpstreamHealth;
+}
 
 namespace proxy::io {
 
@@ -176,6 +183,10 @@ class Upstream {
   ProxyMetrics& metrics() { return metrics_; }
   // "error trying to reach upstream <url>: <detail>"
   std::string reachError(const std::string& detail) const;
+  // The breaker every connection to the upstream reports to; null when not set (tests).
+  // Set before the server starts.
+  void setHealth(std::shared_ptr<watch::UpstreamHealth> health) { health_ = std::move(health); }
+  watch::UpstreamHealth* health() const { return health_.get(); }
 
  private:
   const UpstreamOptions options_;
@@ -184,6 +195,7 @@ class Upstream {
   std::string host_header_;
   std::unique_ptr<asio::ssl::context> tls_;  // null for scheme http
   BearerTokenSource tokens_;
+  std::shared_ptr<watch::UpstreamHealth> health_;
 };
 
 // Keep-alive connections to the upstream owned by one io thread. Not thread-safe:
@@ -320,10 +332,19 @@ struct ForwardOutcome {
   bool long_running = false;     // watch/stream/upgrade: excluded from latency
 };
 
+// Read-your-writes for one write (proxy/write_sync.h): its answer waits until the
+// cache of `cached` shows the write, at most `timeout`.
+struct WriteSyncTarget {
+  std::shared_ptr<watch::CachedResource> cached;
+  std::string request_namespace;  // the store namespace the request names ("" cluster-scoped)
+  std::chrono::milliseconds timeout;
+  ProxyMetrics& metrics;
+};
+
 // Forwards one request to the upstream and relays the answer (or answers a
-// Status when the upstream cannot be reached).
+// Status when the upstream cannot be reached, at once while it is known down).
 asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, UpstreamPool& pool, SessionControl& control,
-                                                  const ServerOptions& options);
+                                                  const ServerOptions& options, const WriteSyncTarget* sync = nullptr);
 
 // Writes `data` to the client, bounded by `timeout`. Throws on failure.
 asio::awaitable<void> writeDownstream(DownstreamStream& stream, const std::string& data, std::chrono::milliseconds timeout);

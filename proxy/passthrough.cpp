@@ -13,6 +13,9 @@
 #include "proxy/io_internal.h"
 #include "proxy/proxy_metrics.h"
 #include "proxy/read_route.h"
+#include "proxy/write_sync.h"
+#include "watch/cached_resource.h"
+#include "watch/upstream_health.h"
 
 namespace proxy::io {
 namespace {
@@ -143,6 +146,7 @@ asio::awaitable<void> spliceUpgraded(DownstreamRequest& req, UpstreamConnectionP
 asio::awaitable<ForwardOutcome> answerFailure(DownstreamRequest& req, Upstream& upstream, const UpstreamFailure& failure,
                                               const ServerOptions& options) {
   upstream.metrics().upstreamError(failure.kind);
+  if (auto* health = upstream.health()) health->failed(failure.what());
   spdlog::warn("{} {}: {}", req.method, req.target, failure.what());
   HttpAnswer answer = toHttpAnswer({failure.reason, failure.what()});
   const bool keep = req.keep_alive && req.parser.is_done();
@@ -151,6 +155,94 @@ asio::awaitable<ForwardOutcome> answerFailure(DownstreamRequest& req, Upstream& 
                            formatResponseHead(answer.code, "", headers, BodyFraming::ContentLength, answer.body.size(), keep) + answer.body,
                            options.write_timeout);
   co_return ForwardOutcome{answer.code, keep, false};
+}
+
+// While the upstream is known down (watch/upstream_health.h), requests the cache cannot
+// answer fail at once instead of each waiting for its own connect timeout. The request
+// body is not read, so the connection closes when there was one.
+asio::awaitable<ForwardOutcome> answerUnavailable(DownstreamRequest& req, Upstream& upstream,
+                                                  const watch::UpstreamHealth& health, const ServerOptions& options) {
+  upstream.metrics().upstreamFailedFast();
+  ApiStatus status{Reason::ServiceUnavailable,
+                   upstream.reachError(fmt::format("the upstream has been unreachable for {:.0f}s ({}); retry later",
+                                                   health.downSeconds(), health.lastError())),
+                   1};
+  spdlog::debug("{} {}: {}", req.method, req.target, status.message);
+  HttpAnswer answer = toHttpAnswer(status);
+  const bool keep = req.keep_alive && req.parser.is_done();
+  HeaderList headers = {{"Cache-Control", "no-cache, private"},
+                        {"Content-Type", answer.content_type},
+                        {"Retry-After", std::to_string(answer.retry_after_seconds)},
+                        {kServedByHeader, "upstream"}};
+  co_await writeDownstream(req.stream,
+                           formatResponseHead(answer.code, "", headers, BodyFraming::ContentLength, answer.body.size(), keep) + answer.body,
+                           options.write_timeout);
+  co_return ForwardOutcome{answer.code, keep, false};
+}
+
+// Read-your-writes answers are held whole; a larger one (a deletecollection of many big
+// objects) is relayed as usual instead, unheld.
+constexpr size_t kMaxHeldBody = 16 << 20;
+
+// Reads the response body into `body` until it ends or passes kMaxHeldBody. Returns
+// false when the upstream failed mid-body.
+asio::awaitable<bool> readHeldBody(UpstreamConnection& conn, UpstreamParser& rp, std::vector<char>& buf, std::string& body) {
+  error_code ec;
+  while (!rp.is_done() && body.size() <= kMaxHeldBody) {
+    rp.setBodyBuffer(buf.data(), buf.size());
+    co_await onUpstream(conn, [&](auto& s) { return http::async_read_some(s, conn.buffer, rp, redirect_error(use_awaitable, ec)); });
+    if (ec == http::error::need_buffer) ec = {};
+    body.append(buf.data(), rp.bodyUsed());
+    // A body that ends with the connection completes the parser; anything else is cut short.
+    if (ec) co_return rp.is_done();
+  }
+  co_return true;
+}
+
+// Waits without blocking the io thread until `store` shows `expected` (true) or
+// `deadline` passes (false). Polls: the watch event usually lands within a millisecond
+// or two of the answer, so the interval starts small and stays small.
+asio::awaitable<bool> awaitCacheShows(const WriteExpectation& expected, const cache::ThreadSafeStore& store,
+                                      std::chrono::steady_clock::time_point deadline) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  auto interval = std::chrono::microseconds(200);
+  while (!satisfiedBy(expected, store)) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) co_return false;
+    timer.expires_at(std::min(deadline, now + interval));
+    error_code ec;
+    co_await timer.async_wait(redirect_error(use_awaitable, ec));
+    interval = std::min<std::chrono::microseconds>(interval * 2, std::chrono::milliseconds(2));
+  }
+  co_return true;
+}
+
+// The held write's answer: waits for the cache (bounded), then sends the upstream's
+// answer whole, with a Warning when the wait timed out.
+asio::awaitable<ForwardOutcome> answerAfterCacheSync(DownstreamRequest& req, unsigned status, const HeaderList& response_headers,
+                                                     std::string body, const WriteSyncTarget& sync, bool keep,
+                                                     const ServerOptions& options) {
+  const watch::CachedResource& cached = *sync.cached;
+  const std::string resource = cached.resource().displayName();
+  HeaderList out_headers = filterResponseHeaders(response_headers, false);
+  if (const auto expected = expectationFor(req.info, sync.request_namespace, body)) {
+    const auto start = std::chrono::steady_clock::now();
+    const bool shown = co_await awaitCacheShows(*expected, cached.store(), start + sync.timeout);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    sync.metrics.writeSyncWaited(resource, seconds, shown);
+    if (!shown) {
+      spdlog::warn("{} {}: the cache of {} did not show the write within {} ms", req.method, req.target, resource,
+                   sync.timeout.count());
+      out_headers.emplace_back("Warning", writeSyncTimeoutWarning(resource, sync.timeout));
+    }
+  } else {
+    sync.metrics.writeSyncSkipped(resource);
+  }
+  out_headers.emplace_back(kServedByHeader, "upstream");
+  co_await writeDownstream(req.stream,
+                           formatResponseHead(status, "", out_headers, BodyFraming::ContentLength, body.size(), keep) + body,
+                           options.write_timeout);
+  co_return ForwardOutcome{status, keep, false};
 }
 
 // Relays the response body to the client. Back-pressure: at most one buffer is
@@ -239,8 +331,11 @@ std::string formatAnswer(const HttpAnswer& answer, bool keep_alive) {
 }
 
 asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, UpstreamPool& pool, SessionControl& control,
-                                                  const ServerOptions& options) {
+                                                  const ServerOptions& options, const WriteSyncTarget* sync) {
   Upstream& upstream = pool.upstream();
+  if (const auto* health = upstream.health(); health && !health->up()) {
+    co_return co_await answerUnavailable(req, upstream, *health, options);
+  }
   const UpstreamOptions& up = upstream.options();
   BodyFraming framing = BodyFraming::None;
   uint64_t length = 0;
@@ -327,6 +422,7 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
     }
     break;
   }
+  if (auto* health = upstream.health()) health->answered();
 
   const unsigned status = rp->status;
   const HeaderList& response_headers = rp->headers;
@@ -362,6 +458,29 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
     out_framing = BodyFraming::Chunked;
   }
   const bool chunked = out_framing == BodyFraming::Chunked;
+
+  // Read-your-writes: a successful write's answer waits for the cache. Bodies the proxy
+  // cannot read (compressed) or too large to hold pass unheld; `held` then carries what
+  // was already read.
+  std::string held;
+  if (sync && status / 100 == 2 && !no_body && findHeader(response_headers, "Content-Encoding").empty()) {
+    const bool read = co_await readHeldBody(*conn, *rp, buf, held);
+    if (!read) {  // the upstream failed mid-answer: like a truncated relay
+      conn->close();
+      control.active.reset();
+      co_return ForwardOutcome{status, false, false};
+    }
+    if (rp->is_done()) {
+      // The upstream connection is done with before the wait, so nothing idles on it.
+      if (rp->keep_alive()) {
+        pool.release(std::move(conn));
+      } else {
+        conn->close();
+      }
+      control.active.reset();
+      co_return co_await answerAfterCacheSync(req, status, response_headers, std::move(held), *sync, keep, options);
+    }
+  }
   const bool long_running = req.info.verb == "watch" || (!no_body && !rp->content_length());
   StreamGauge gauge(upstream.metrics(), long_running);
   control.streaming = long_running;
@@ -370,6 +489,7 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
   out_headers.emplace_back(kServedByHeader, "upstream");  // how it was served (docs/routing.md)
   co_await writeDownstream(req.stream, formatResponseHead(status, rp->reason, out_headers, out_framing, out_length, keep),
                            options.write_timeout);
+  if (!held.empty()) co_await writeDownstreamBody(req.stream, held.data(), held.size(), chunked, options.write_timeout);
   std::shared_ptr<ClientWatch> watch;
   if (long_running) {
     watch = std::make_shared<ClientWatch>();

@@ -78,6 +78,22 @@ struct ProxyMetrics::Impl {
   std::mutex clients_mu;
   std::map<std::string, std::unique_ptr<Client>, std::less<>> clients;  // product token -> bucket
 
+  prometheus::Counter& upstream_failed_fast =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_upstream_failed_fast_total")
+          .Help("Requests answered 503 at once because the upstream apiserver was known to be unreachable.")
+          .Register(registry)
+          .Add({});
+  prometheus::Family<prometheus::Counter>& write_sync_held =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_write_sync_held_total")
+          .Help("Write answers held until the cache showed the write (outcome shown, timeout, skipped).")
+          .Register(registry);
+  prometheus::Family<prometheus::Histogram>& write_sync_wait =
+      prometheus::BuildHistogram()
+          .Name("kube_cache_proxy_write_sync_wait_seconds")
+          .Help("Time a held write answer waited for the cache to show the write.")
+          .Register(registry);
   MetricsCollector collector;
 };
 
@@ -86,6 +102,10 @@ namespace {
 // cache hits land, coarse up to the apiserver's 60 s request timeout.
 const prometheus::Histogram::BucketBoundaries kLatencyBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                                                  0.25,  0.5,    1,     2.5,  5,     10,  30, 60};
+// Read-your-writes waits: a watch event normally lands within milliseconds; the top
+// buckets are the --write-sync-timeout range.
+const prometheus::Histogram::BucketBoundaries kWriteSyncBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                                   0.05,   0.1,   0.25,   0.5,   1,    2.5, 5, 10};
 }  // namespace
 
 ProxyMetrics::ProxyMetrics() : impl_(std::make_unique<Impl>()) {}
@@ -153,6 +173,14 @@ ClientMetrics& ProxyMetrics::client(std::string_view user_agent) {
   return *slot;
 }
 
+void ProxyMetrics::upstreamFailedFast() { impl_->upstream_failed_fast.Increment(); }
+void ProxyMetrics::writeSyncWaited(std::string_view resource, double seconds, bool shown) {
+  impl_->write_sync_held.Add({{"resource", std::string(resource)}, {"outcome", shown ? "shown" : "timeout"}}).Increment();
+  impl_->write_sync_wait.Add({{"resource", std::string(resource)}}, kWriteSyncBuckets).Observe(seconds);
+}
+void ProxyMetrics::writeSyncSkipped(std::string_view resource) {
+  impl_->write_sync_held.Add({{"resource", std::string(resource)}, {"outcome", "skipped"}}).Increment();
+}
 void ProxyMetrics::setCollector(MetricsCollector collector) { impl_->collector = std::move(collector); }
 
 std::string ProxyMetrics::renderText() const {

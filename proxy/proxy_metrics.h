@@ -21,6 +21,12 @@
 //   kube_cache_proxy_client_watches{client}                            gauge: watches open
 //   kube_cache_proxy_client_response_bytes_total{client}               counter: bytes written
 //       to the client's connections (heads, bodies, watch streams)
+//   kube_cache_proxy_upstream_failed_fast_total                        counter: requests
+//       answered 503 at once because the upstream was known down
+//   kube_cache_proxy_write_sync_held_total{resource,outcome}           counter: write answers
+//       held for read-your-writes; outcome shown, timeout or skipped (nothing to wait for)
+//   kube_cache_proxy_write_sync_wait_seconds{resource}                 histogram: how long a
+//       held write answer waited for the cache
 //   plus whatever the collector set with setCollector() reports at each scrape (the
 //   per-resource cache metrics, which cmd gathers from the informer manager).
 
@@ -81,6 +87,11 @@ class ProxyMetrics {
   void cachedWatchClosed(std::string_view resource);
   void cachedWatchEventsSent(std::string_view resource, uint64_t events);
   void cachedWatchTerminatedSlow(std::string_view resource);
+  void upstreamFailedFast();
+  // A write answer held for read-your-writes: waited `seconds`; `shown` false = timed out.
+  void writeSyncWaited(std::string_view resource, double seconds, bool shown);
+  // A write answer that named nothing to wait for (a Status from eviction, ...).
+  void writeSyncSkipped(std::string_view resource);
 
   // The bucket of the client that sent `user_agent`: its product token for the first
   // kMaxClientBuckets distinct tokens, "other" after that, so a misbehaving client

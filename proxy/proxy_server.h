@@ -19,6 +19,7 @@
 
 namespace watch {
 class InformerRegistry;
+class UpstreamHealth;
 }
 
 namespace proxy {
@@ -39,6 +40,9 @@ class ProxyServer {
   // Resource requests the registry has a synced cache for are answered from it (see
   // docs/routing.md); without a registry everything passes through. Call before start().
   void setInformerRegistry(std::shared_ptr<watch::InformerRegistry> registry);
+  // The upstream breaker (watch/upstream_health.h): pass-through reports to it, fails
+  // fast while it is open, and /readyz shows it as the "upstream" check. Call before start().
+  void setUpstreamHealth(std::shared_ptr<watch::UpstreamHealth> health);
 
   // Binds, listens and starts the io threads. Throws std::exception on failure.
   void start();

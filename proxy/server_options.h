@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace proxy {
@@ -56,6 +57,12 @@ struct ServerOptions {
   std::chrono::milliseconds authorization_cache_ttl{10000};
   size_t auth_cache_max_entries = 10000;
   std::chrono::milliseconds review_timeout{10000};  // one TokenReview/SubjectAccessReview
+  // Read-your-writes (proxy/write_sync.h): a successful write to a cached resource is
+  // answered once its cache shows the write, or after write_sync_timeout with a Warning.
+  // `write_sync_resources` ("pods", "deployments.apps") overrides `write_sync` per resource.
+  bool write_sync = false;
+  std::map<std::string, bool> write_sync_resources;
+  std::chrono::milliseconds write_sync_timeout{5000};
 };
 
 }  // namespace proxy

@@ -63,12 +63,24 @@ void InformerManager::stop() {
 std::shared_ptr<CachedResource> InformerManager::find(std::string_view group, std::string_view version,
                                                       std::string_view resource, std::string_view namespace_name) {
   std::lock_guard lock(mu_);
+  return findLocked(group, version, resource, namespace_name, true);
+}
+
+std::shared_ptr<CachedResource> InformerManager::findRunning(std::string_view group, std::string_view version,
+                                                             std::string_view resource, std::string_view namespace_name) {
+  std::lock_guard lock(mu_);
+  return findLocked(group, version, resource, namespace_name, false);
+}
+
+std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view group, std::string_view version,
+                                                            std::string_view resource, std::string_view namespace_name,
+                                                            bool start) {
   if (stopped_ || deniedLocked(group, resource)) return nullptr;
   const std::string gvr = gvrKey(group, version, resource);
   auto discovered = discovered_.find(gvr);
   if (discovered == discovered_.end()) {
     // Perhaps a CRD created after the last discovery: look again, but not on every miss.
-    if (discovered_once_ && !rediscover_ && clock_.now() - last_discovery_ >= options_.rediscovery_interval) {
+    if (start && discovered_once_ && !rediscover_ && clock_.now() - last_discovery_ >= options_.rediscovery_interval) {
       rediscover_ = true;
       wake_.notify_all();
     }
@@ -89,7 +101,7 @@ std::shared_ptr<CachedResource> InformerManager::find(std::string_view group, st
       return it->second;
     }
   }
-  if (!options_.on_demand) return nullptr;
+  if (!start || !options_.on_demand) return nullptr;
   const ConfiguredResource* configured = configuredFor(group, resource);
   const bool cluster_wide = forbidden_.count(gvr) == 0 && (configured == nullptr || configured->namespaces.empty());
   if (cluster_wide) {

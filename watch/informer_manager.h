@@ -96,6 +96,8 @@ class InformerManager final : public InformerRegistry {
   // watch::InformerRegistry
   std::shared_ptr<CachedResource> find(std::string_view group, std::string_view version, std::string_view resource,
                                        std::string_view namespace_name) override;
+  std::shared_ptr<CachedResource> findRunning(std::string_view group, std::string_view version,
+                                              std::string_view resource, std::string_view namespace_name) override;
 
   // True once discovery answered and every configured resource has synced (or was
   // found not cacheable: unknown, denied, forbidden, without list/watch).
@@ -114,6 +116,8 @@ class InformerManager final : public InformerRegistry {
   };
 
   void run(std::stop_token stop);
+  std::shared_ptr<CachedResource> findLocked(std::string_view group, std::string_view version, std::string_view resource,
+                                             std::string_view namespace_name, bool start);
   // Runs discovery with mu_ released around the upstream call.
   void discoverLocked(std::unique_lock<std::mutex>& lock, std::stop_token stop);
   void startConfiguredLocked();

@@ -21,6 +21,12 @@ class InformerRegistry {
   // on demand in the background (the request that triggered it passes through).
   virtual std::shared_ptr<CachedResource> find(std::string_view group, std::string_view version,
                                                std::string_view resource, std::string_view namespace_name) = 0;
+  // Like find(), but never starts an informer: for writes (read-your-writes waits only
+  // for caches that already run; a write alone is no reason to start caching).
+  virtual std::shared_ptr<CachedResource> findRunning(std::string_view group, std::string_view version,
+                                                      std::string_view resource, std::string_view namespace_name) {
+    return find(group, version, resource, namespace_name);
+  }
 };
 
 }  // namespace watch

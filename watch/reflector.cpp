@@ -103,7 +103,7 @@ void Reflector::run(std::stop_token stop) {
       log(LogLevel::Debug, "backing off " +
                                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(delay).count()) +
                                " ms before " + (need_relist ? "relisting" : "re-watching"));
-      if (!clock_.sleepFor(delay, stop)) break;
+      if (!sleepBackoff(delay, stop)) break;
     }
   }
 }
@@ -331,6 +331,18 @@ void Reflector::markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv)
                 static_cast<unsigned long long>(rv), took.count(),
                 mode == SyncMode::WatchList ? "watch-list" : "list");
   log(LogLevel::Info, text);
+}
+
+bool Reflector::sleepBackoff(Clock::Duration delay, std::stop_token stop) {
+  // After an outage the watch resumes from its last RV as soon as the upstream answers
+  // again, instead of sleeping out a backoff that grew during the outage (up to a minute).
+  // Relists still wait on the RelistLimiter, so only cheap re-watches start together.
+  if (UpstreamHealth* health = options_.upstream_health; health && !health->up()) {
+    // Back after an outage: failures during it say nothing about the upstream now.
+    if (health->waitUntilUp(delay, stop)) backoff_.reset();
+    return !stop.stop_requested();
+  }
+  return clock_.sleepFor(delay, stop);
 }
 
 ListOptions Reflector::watchOptions() {

@@ -40,6 +40,7 @@
 #include "watch/reflector_stats.h"
 #include "watch/reflector_store.h"
 #include "watch/relist_limiter.h"
+#include "watch/upstream_health.h"
 #include "watch/watch_event_decoder.h"
 
 namespace watch {
@@ -77,6 +78,9 @@ struct ReflectorOptions {
   // A resumed watch has caught up once a bookmark arrives or, the upstream having sent
   // its backlog at once, the open stream has been quiet this long.
   std::chrono::milliseconds caught_up_quiet{500};
+  // The upstream breaker, shared by every reflector (borrowed; null in tests): a backoff
+  // taken while it is open ends as soon as the upstream is back.
+  UpstreamHealth* upstream_health = nullptr;
 };
 
 class Reflector {
@@ -147,6 +151,8 @@ class Reflector {
   void progress(SyncProgress& sync, uint64_t object_bytes, std::string_view mode);
   void markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv);
   ListOptions watchOptions();
+  // Waits out a backoff; false when stopped.
+  bool sleepBackoff(Clock::Duration delay, std::stop_token stop);
   void log(LogLevel level, std::string_view message) const;
 
   ReflectorOptions options_;

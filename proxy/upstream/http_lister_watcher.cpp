@@ -79,7 +79,14 @@ watch::ListResponse HttpListerWatcher::list(const watch::ListOptions& opts, std:
   list_client_->set_read_timeout(options_.list_read_timeout);
   std::stop_callback interrupt(stop, [this] { list_client_->stop(); });
   auto result = list_client_->Get(requestTarget(opts, false), headers);
-  if (!result) return {0, "", httplib::to_string(result.error())};
+  watch::UpstreamHealth* health = connector_->health();
+  if (!result) {
+    if (health && !stop.stop_requested()) {
+      health->failed("list " + collection_path_ + ": no answer (" + httplib::to_string(result.error()) + ")");
+    }
+    return {0, "", httplib::to_string(result.error())};
+  }
+  if (health) health->answered();
   return {result->status, std::move(result->body), ""};
 }
 
@@ -109,6 +116,7 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
   std::string error_body;
   auto on_response = [&](const httplib::Response& response) {
     status = response.status;
+    if (auto* health = connector_->health()) health->answered();
     return !stop.stop_requested();
   };
   auto on_data = [&](const char* data, size_t size) {
@@ -143,6 +151,11 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
     out.status = status;
     out.body = std::move(error_body);
   } else if (!result) {
+    // No answer at all (refused, reset, timed out): the breaker counts it; a stream that
+    // broke after its headers only ended.
+    if (auto* health = connector_->health(); health && status == 0) {
+      health->failed("watch " + collection_path_ + ": no answer (" + httplib::to_string(result.error()) + ")");
+    }
     out.end = watch::WatchEnd::TransportError;
     out.status = status;
     out.transport_error = httplib::to_string(result.error());

@@ -167,4 +167,12 @@ std::string UpstreamConnector::authorization() {
   return token_.empty() ? "" : "Bearer " + token_;
 }
 
+bool UpstreamConnector::probe() {
+  std::unique_ptr<httplib::ClientImpl> client = makeClient();
+  client->set_read_timeout(std::chrono::seconds(2));
+  httplib::Headers headers{{"User-Agent", "kube-cache-proxy"}};
+  if (auto auth = authorization(); !auth.empty()) headers.emplace("Authorization", std::move(auth));
+  return static_cast<bool>(client->Get(upstream_.path_prefix + "/healthz", headers));
+}
+
 }  // namespace proxy::upstream

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "proxy/upstream_options.h"
+#include "watch/upstream_health.h"
 
 namespace httplib {
 class ClientImpl;
@@ -42,11 +43,21 @@ class UpstreamConnector {
 
   const UpstreamOptions& upstream() const { return upstream_; }
 
+  // The breaker the clients built here report to (answered / failed); null: none. Set
+  // before any client is used.
+  void setHealth(std::shared_ptr<watch::UpstreamHealth> health) { health_ = std::move(health); }
+  watch::UpstreamHealth* health() const { return health_.get(); }
+  // One `GET /healthz`: true when the upstream answered at all (any status). The
+  // breaker's probe while the upstream is down.
+  bool probe();
+
  private:
   UpstreamOptions upstream_;
   // The name the client connects to: tls_server_name when set (for SNI and verification),
   // mapped to the resolved address of the configured host.
   std::string client_host_;
+
+  std::shared_ptr<watch::UpstreamHealth> health_;
 
   std::mutex token_mu_;
   std::string token_;                              // guarded by token_mu_

@@ -134,7 +134,7 @@ class HelmChartTest(unittest.TestCase):
         self.assertTrue(spec["securityContext"]["runAsNonRoot"])
         (container,) = spec["containers"]
         self.assertEqual(container["livenessProbe"]["httpGet"]["path"], "/livez")
-        self.assertEqual(container["readinessProbe"]["httpGet"]["path"], "/readyz")
+        self.assertEqual(container["readinessProbe"]["httpGet"]["path"], "/readyz?exclude=upstream")
         self.assertTrue(container["securityContext"]["readOnlyRootFilesystem"])
         self.assertFalse(container["securityContext"]["allowPrivilegeEscalation"])
         self.assertEqual(container["securityContext"]["capabilities"]["drop"], ["ALL"])

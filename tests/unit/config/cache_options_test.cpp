@@ -85,3 +85,26 @@ TEST_CASE("A resource both configured and denied is an error") {
   CHECK(loadError({"--config", file.string()}, config::test::emptyEnvironment(dir)).find("secrets is in both") !=
         std::string::npos);
 }
+
+TEST_CASE("Read-your-writes: --write-sync-timeout and a per-resource write-sync in the resources list") {
+  config::test::TempDir dir;
+  const auto file = dir.write("proxy.yaml", R"(
+upstream: http://127.0.0.1:6443
+write-sync: true
+write-sync-timeout: 2s
+resources:
+  - resource: configmaps
+    write-sync: off
+  - resource: pods
+)");
+  const auto c = loadArgs({"--config", file.string()}, config::test::emptyEnvironment(dir));
+  CHECK(c.write_sync);
+  CHECK(c.write_sync_timeout == 2s);
+  REQUIRE(c.cache_resources.size() == 2);
+  CHECK(c.cache_resources[0].write_sync == std::optional<bool>(false));
+  CHECK_FALSE(c.cache_resources[1].write_sync.has_value());
+  const auto defaults = loadArgs({"--upstream", "http://127.0.0.1:6443"}, config::test::emptyEnvironment(dir));
+  CHECK(defaults.write_sync_timeout == 5s);
+  CHECK(loadArgs({"--config", file.string(), "--write-sync-timeout", "250ms"}, config::test::emptyEnvironment(dir))
+            .write_sync_timeout == 250ms);
+}
