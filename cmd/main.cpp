@@ -44,6 +44,12 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.listen_host = c.listen.host;
   o.listen_port = c.listen.port;
   if (c.io_threads > 0) o.io_threads = static_cast<int>(c.io_threads);
+  o.max_request_body_bytes = c.max_request_body_bytes;
+  o.max_header_bytes = c.max_header_bytes;
+  o.read_header_timeout = c.read_header_timeout;
+  o.idle_timeout = c.idle_timeout;
+  o.max_watches_per_client = c.max_watches_per_client;
+  o.max_inflight_watches = c.max_inflight_watches;
   return o;
 }
 

@@ -58,6 +58,13 @@ struct Settings {
   std::optional<ListSetting> no_cache;
   std::optional<Setting> cache_on_demand;
   std::optional<Setting> cache_idle_timeout;
+  // Request limits (both modes).
+  std::optional<Setting> max_request_body_bytes;
+  std::optional<Setting> max_header_bytes;
+  std::optional<Setting> read_header_timeout;
+  std::optional<Setting> idle_timeout;
+  std::optional<Setting> max_watches_per_client;
+  std::optional<Setting> max_inflight_watches;
   std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
 };
@@ -100,6 +107,12 @@ inline constexpr ScalarField kScalarFields[] = {
     {"mode", &Settings::mode, false, false},
     {"cache-on-demand", &Settings::cache_on_demand, false, true},
     {"cache-idle-timeout", &Settings::cache_idle_timeout, false, false},
+    {"max-request-body-bytes", &Settings::max_request_body_bytes, false, false},
+    {"max-header-bytes", &Settings::max_header_bytes, false, false},
+    {"read-header-timeout", &Settings::read_header_timeout, false, false},
+    {"idle-timeout", &Settings::idle_timeout, false, false},
+    {"max-watches-per-client", &Settings::max_watches_per_client, false, false},
+    {"max-inflight-watches", &Settings::max_inflight_watches, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

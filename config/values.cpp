@@ -109,6 +109,11 @@ unsigned parseIoThreads(const Setting& setting) {
   return static_cast<unsigned>(std::stoul(setting.value));
 }
 
+uint64_t parseCount(const Setting& setting) {
+  if (!isDecimal(setting.value)) fail(setting, "want a whole number from 0 to 999999999");
+  return std::stoull(setting.value);
+}
+
 std::chrono::milliseconds parseTimeout(const Setting& setting) {
   std::chrono::nanoseconds value{};
   try {

@@ -4,6 +4,7 @@
 //   --log-format "xml": want text or json
 
 #include <chrono>
+#include <cstdint>
 #include <vector>
 
 #include "config/config.h"
@@ -16,6 +17,7 @@ LogFormat parseLogFormat(const Setting& setting);
 Mode parseMode(const Setting& setting);
 int parseVerbosity(const Setting& setting);  // 0..9
 unsigned parseIoThreads(const Setting& setting);
+uint64_t parseCount(const Setting& setting);  // decimal, 0..999999999
 std::chrono::milliseconds parseTimeout(const Setting& setting);  // Go duration, >= 0
 bool parseBool(const Setting& setting);  // Go strconv.ParseBool spellings
 std::vector<GroupResource> parseResourceList(const ListSetting& setting);
