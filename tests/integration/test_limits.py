@@ -159,10 +159,11 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
             s.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\n" + many + b"\r\n")
             answer = read_answer(s)
         self.assertTrue(answer.startswith(b"HTTP/1.1 431 "), answer[:100])
-        few = {"X-H-%d" % i: "v" for i in range(200)}  # ~2.4 KiB
+        # Under the bound: forwarded (90: the stub upstream, Python's http.server, takes 100 at most).
+        few = {"X-H-%d" % i: "v" * 60 for i in range(90)}  # ~6.3 KiB
         status, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/api/v1/pods", headers=few)
         self.assertEqual(status, 200)
-        self.assertEqual(sum(1 for k, _ in json.loads(body)["headers"] if k.startswith("X-H-")), 200)
+        self.assertEqual(sum(1 for k, _ in json.loads(body)["headers"] if k.startswith("X-H-")), 90)
         self.assert_still_serving()
 
     def test_a_head_trickling_in_is_cut_off_after_the_read_header_timeout(self):
