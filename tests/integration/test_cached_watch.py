@@ -224,6 +224,10 @@ class CachedWatchTest(unittest.TestCase):
         clients.wait_equal(py, self.upstream, timeout=60)
 
     def test_watchers_that_never_read_are_closed_without_holding_back_the_others(self):
+        if os.environ.get("KCP_TSAN") == "1":
+            # Megabytes of events to 50 watchers are minutes under TSan; the fan-out's threads
+            # are exercised by the other tests here.
+            self.skipTest("too slow under ThreadSanitizer")
         slow_proxy = self.processes.start([SERVER_BIN, "--upstream", self.upstream, "--cache", "pods",
                                            "--queue-capacity", "25"], ready_timeout=20)
         rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
