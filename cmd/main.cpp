@@ -59,6 +59,12 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   for (const config::CacheResourceConfig& resource : c.cache_resources) {
     if (resource.write_sync) o.write_sync_resources[resource.resource.toString()] = *resource.write_sync;
   }
+  o.max_request_body_bytes = c.max_request_body_bytes;
+  o.max_header_bytes = c.max_header_bytes;
+  o.read_header_timeout = c.read_header_timeout;
+  o.idle_timeout = c.idle_timeout;
+  o.max_watches_per_client = c.max_watches_per_client;
+  o.max_inflight_watches = c.max_inflight_watches;
   return o;
 }
 

@@ -129,6 +129,13 @@ struct Config {
   std::chrono::milliseconds authentication_cache_ttl{30000};
   std::chrono::milliseconds authorization_cache_ttl{10000};
   unsigned auth_cache_size = 10000;
+  // Request limits, defaults as kube-apiserver's (see docs/design/server.md, "Limits").
+  uint64_t max_request_body_bytes = 3 << 20;  // 0: unlimited
+  uint64_t max_header_bytes = 1 << 20;        // Go's DefaultMaxHeaderBytes
+  std::chrono::milliseconds read_header_timeout{32000};
+  std::chrono::milliseconds idle_timeout{90000};
+  uint64_t max_watches_per_client = 0;  // 0: unlimited
+  uint64_t max_inflight_watches = 0;    // 0: unlimited
 
   // Non-fatal findings for main to log once the logger exists.
   std::vector<std::string> warnings;

@@ -70,6 +70,17 @@ Watches served from the cache:
                             the apiserver's --min-request-timeout 1800s times a factor in [1,2))
   --watch-queue-capacity N  events a watcher may fall behind before it is closed (default 1000)
 
+Limits (defaults as kube-apiserver's; 0 means unlimited where noted):
+  --max-request-body-bytes N   largest request body for API writes (default 3145728; 0: unlimited);
+                               beyond it 413 RequestEntityTooLarge
+  --max-header-bytes N         largest request head, plus 4096 for the request line (default 1048576);
+                               beyond it 431; this also bounds the number of headers
+  --read-header-timeout DUR    time to receive a whole request head (default 32s)
+  --idle-timeout DUR           how long an idle keep-alive connection stays open (default 1m30s)
+  --max-watches-per-client N   watches open at once per client (user when authenticated, else
+                               address); beyond it 429 with Retry-After (default 0: unlimited)
+  --max-inflight-watches N     watches open at once in total (default 0: unlimited)
+
 Logging:
   --log-format text|json    log line format (default text)
   -v, --v N                 log verbosity, 0 to 9 (default 0)

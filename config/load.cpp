@@ -65,6 +65,13 @@ CacheResourceConfig parseResourceSetting(const ResourceSetting& setting) {
   return out;
 }
 
+// A timeout that must elapse: 0 would cut every connection off at once.
+std::chrono::milliseconds parsePositiveTimeout(const Setting& setting) {
+  const auto value = parseTimeout(setting);
+  if (value.count() == 0) throw ConfigError(setting.origin + " \"" + setting.value + "\": must be positive");
+  return value;
+}
+
 }  // namespace
 
 std::string ListenAddress::toString() const { return joinHostPort(host, port); }
@@ -99,6 +106,17 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.watch_queue_capacity) config.watch_queue_capacity = parsePositiveCount(*settings.watch_queue_capacity);
   if (settings.state_save_interval) config.state_save_interval = parseTimeout(*settings.state_save_interval);
   if (settings.drift_check_interval) config.drift_check_interval = parseTimeout(*settings.drift_check_interval);
+  if (settings.max_request_body_bytes) config.max_request_body_bytes = parseWholeNumber(*settings.max_request_body_bytes);
+  if (settings.max_header_bytes) {
+    config.max_header_bytes = parseWholeNumber(*settings.max_header_bytes);
+    if (config.max_header_bytes == 0) {
+      throw ConfigError(settings.max_header_bytes->origin + " \"0\": want a positive number of bytes");
+    }
+  }
+  if (settings.read_header_timeout) config.read_header_timeout = parsePositiveTimeout(*settings.read_header_timeout);
+  if (settings.idle_timeout) config.idle_timeout = parsePositiveTimeout(*settings.idle_timeout);
+  if (settings.max_watches_per_client) config.max_watches_per_client = parseWholeNumber(*settings.max_watches_per_client);
+  if (settings.max_inflight_watches) config.max_inflight_watches = parseWholeNumber(*settings.max_inflight_watches);
   if (settings.resources) {
     for (const ResourceSetting& setting : *settings.resources) {
       CacheResourceConfig resource = parseResourceSetting(setting);

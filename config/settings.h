@@ -72,6 +72,13 @@ struct Settings {
   std::optional<Setting> auth_cache_size;
   std::optional<Setting> state_save_interval;
   std::optional<Setting> drift_check_interval;
+  // Request limits (both modes).
+  std::optional<Setting> max_request_body_bytes;
+  std::optional<Setting> max_header_bytes;
+  std::optional<Setting> read_header_timeout;
+  std::optional<Setting> idle_timeout;
+  std::optional<Setting> max_watches_per_client;
+  std::optional<Setting> max_inflight_watches;
   std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
 };
@@ -126,6 +133,12 @@ inline constexpr ScalarField kScalarFields[] = {
     {"state-save-interval", &Settings::state_save_interval, false, false},
     {"drift-check-interval", &Settings::drift_check_interval, false, false},
     {"write-sync-timeout", &Settings::write_sync_timeout, false, false},
+    {"max-request-body-bytes", &Settings::max_request_body_bytes, false, false},
+    {"max-header-bytes", &Settings::max_header_bytes, false, false},
+    {"read-header-timeout", &Settings::read_header_timeout, false, false},
+    {"idle-timeout", &Settings::idle_timeout, false, false},
+    {"max-watches-per-client", &Settings::max_watches_per_client, false, false},
+    {"max-inflight-watches", &Settings::max_inflight_watches, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

@@ -117,6 +117,11 @@ unsigned parseCount(const Setting& setting) {
   return static_cast<unsigned>(std::stoul(setting.value));
 }
 
+uint64_t parseWholeNumber(const Setting& setting) {
+  if (!isDecimal(setting.value) || setting.value.size() > 9) fail(setting, "want a whole number from 0 to 999999999");
+  return std::stoull(setting.value);
+}
+
 std::chrono::milliseconds parseTimeout(const Setting& setting) {
   std::chrono::nanoseconds value{};
   try {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "config/config.h"
@@ -17,6 +18,7 @@ LogFormat parseLogFormat(const Setting& setting);
 Mode parseMode(const Setting& setting);
 int parseVerbosity(const Setting& setting);  // 0..9
 unsigned parseIoThreads(const Setting& setting);
+uint64_t parseWholeNumber(const Setting& setting);  // decimal, 0..999999999
 std::chrono::milliseconds parseTimeout(const Setting& setting);  // Go duration, >= 0
 std::chrono::milliseconds parsePositiveDuration(const Setting& setting);  // Go duration, > 0
 size_t parsePositiveCount(const Setting& setting);  // decimal, 1 to 999,999,999

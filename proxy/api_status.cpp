@@ -18,6 +18,7 @@ ReasonInfo infoFor(Reason reason) {
     case Reason::NotFound: return {404, "NotFound"};
     case Reason::NotAcceptable: return {406, "NotAcceptable"};
     case Reason::Expired: return {410, "Expired"};
+    case Reason::RequestEntityTooLarge: return {413, "RequestEntityTooLarge"};
     case Reason::Invalid: return {422, "Invalid"};
     case Reason::TooManyRequests: return {429, "TooManyRequests"};
     case Reason::Internal: return {500, ""};

@@ -15,6 +15,7 @@ enum class Reason {
   NotFound,            // 404
   NotAcceptable,       // 406
   Expired,             // 410
+  RequestEntityTooLarge,  // 413: body beyond max_request_body_bytes
   Invalid,             // 422
   TooManyRequests,     // 429
   Internal,            // 500, reason omitted like a non-Status Go error

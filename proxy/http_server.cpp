@@ -27,6 +27,7 @@
 #include "proxy/query_params.h"
 #include "proxy/write_sync.h"
 #include "watch/upstream_health.h"
+#include "proxy/watch_limiter.h"
 
 namespace proxy {
 namespace {
@@ -67,6 +68,20 @@ const std::string kHeaderTooLarge =
 
 // Go adds 4096 bytes of slack to MaxHeaderBytes for the request line.
 constexpr size_t kHeaderSlackBytes = 4096;
+// First read on an idle keep-alive connection; the head parser reads the rest.
+constexpr size_t kIdlePeekBytes = 4096;
+
+// kube-apiserver's max-in-flight (and priority-and-fairness) rejection: Go's
+// http.Error, so plain text rather than a Status, with Retry-After: 1
+// (filters/maxinflight.go, tooManyRequests).
+std::string tooManyRequestsAnswer(bool keep_alive) {
+  const std::string body = "Too many requests, please try again later.\n";
+  HeaderList headers = {{"Cache-Control", "no-cache, private"},
+                        {"Content-Type", "text/plain; charset=utf-8"},
+                        {"Retry-After", "1"},
+                        {"X-Content-Type-Options", "nosniff"}};
+  return formatResponseHead(429, "", headers, BodyFraming::ContentLength, body.size(), keep_alive) + body;
+}
 
 // The serving certificate, key and client CA as one TLS context, rebuilt when a file
 // changes (a Secret update swaps the mounted files). A context that fails to build
@@ -184,7 +199,9 @@ std::string plainAnswer(unsigned code, const std::string& content_type, const st
 
 struct ProxyServer::Impl {
   Impl(ServerOptions server, const UpstreamOptions& upstream_options)
-      : options(std::move(server)), upstream(upstream_options, metrics) {}
+      : options(std::move(server)),
+        upstream(upstream_options, metrics),
+        watch_limiter(options.max_watches_per_client, options.max_inflight_watches) {}
 
   asio::awaitable<void> acceptLoop();
   asio::awaitable<void> runSession(SessionPtr session, Worker& worker);
@@ -209,6 +226,7 @@ struct ProxyServer::Impl {
   const ServerOptions options;
   ProxyMetrics metrics;
   Upstream upstream;
+  WatchLimiter watch_limiter;
   std::function<bool()> ready;
   std::shared_ptr<watch::InformerRegistry> registry;  // null: everything passes through
   std::vector<std::unique_ptr<Worker>> workers;
@@ -460,7 +478,18 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       parser.header_limit(static_cast<uint32_t>(options.max_header_bytes + kHeaderSlackBytes));
       parser.body_limit(kUnlimitedBody);  // pass-through bodies stream; the upstream limits them
       session->idle = true;
-      session->stream.expires_after(first ? options.read_header_timeout : options.idle_timeout);
+      if (!first && session->buffer.size() == 0) {
+        // Go's IdleTimeout: a keep-alive connection may wait this long for the
+        // first byte of its next request; the head then has the read-header timeout.
+        session->stream.expires_after(options.idle_timeout);
+        const size_t n = co_await session->stream.async_read_some(session->buffer.prepare(kIdlePeekBytes),
+                                                                  redirect_error(use_awaitable, ec));
+        session->buffer.commit(n);
+        if (ec) break;  // idle timeout, client closed, or shutdown: closed without an answer, as Go does
+      }
+      // The whole head within the read-header timeout, however slowly it trickles
+      // in (slowloris); on expiry the connection closes without an answer, as Go's.
+      session->stream.expires_after(options.read_header_timeout);
       co_await http::async_read_header(session->stream, session->buffer, parser, redirect_error(use_awaitable, ec));
       session->idle = false;
       first = false;
@@ -504,12 +533,22 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       bool cacheable = true;
       std::optional<ForwardOutcome> refused;
       if (gateway && !isHealthPath(req.info.path)) refused = co_await admitGatewayRequest(req, *session, worker, cacheable);
+      // Held until this watch ends, cached or passed through. Keyed by the authenticated
+      // user in gateway mode, else by the client's address.
+      WatchLimiter::Slot watch_slot;
+      const bool too_many = !refused && !local && req.info.verb == "watch" && watch_limiter.limited() &&
+                            !(watch_slot = watch_limiter.tryAcquire(req.caller.empty() ? client_ip : req.caller));
       if (refused) {
         served_by = "proxy";
         outcome = *refused;
       } else if (local) {
         served_by = "proxy";
         outcome = co_await serveLocal(req);
+      } else if (too_many) {
+        served_by = "proxy";
+        const bool keep = req.keep_alive && req.parser.is_done() && !stopping;
+        co_await writeDownstream(req.stream, tooManyRequestsAnswer(keep), options.write_timeout);
+        outcome = ForwardOutcome{429, keep, false};
       } else if (auto cached = cacheable ? co_await serveFromCache(req, worker, session->control) : std::nullopt) {
         served_by = "cache";
         outcome = *cached;

@@ -304,6 +304,36 @@ asio::awaitable<void> watchClient(DownstreamStream& stream, beast::flat_buffer& 
   }
 }
 
+// Whether the apiserver would read this request's body into memory and so apply
+// MaxRequestBodyBytes to it (handlers/rest.go limitedReadBody): API writes and
+// their subresources. Connect subresources (proxy, exec, attach, portforward)
+// stream their bodies and are not limited.
+bool bodyIsLimited(const RequestInfo& info) {
+  if (!info.is_resource_request) return false;
+  const std::string& sub = info.subresource;
+  return sub != "proxy" && sub != "exec" && sub != "attach" && sub != "portforward";
+}
+
+// 413 as the apiserver words it (errors.NewRequestEntityTooLargeError), then the
+// connection closes because the rest of the body is unread (what Go's server does
+// when more than 256 KiB remain). Before closing, the body still in flight is
+// read and dropped for a moment, as Go's rstAvoidanceDelay does: closing with
+// unread data sends a reset that can destroy the answer in the client's buffer.
+asio::awaitable<ForwardOutcome> refuseLargeBody(DownstreamRequest& req, const ServerOptions& options) {
+  spdlog::debug("{} {} from {}: body larger than {} bytes", req.method, req.target, req.client_ip,
+                options.max_request_body_bytes);
+  const HttpAnswer answer = toHttpAnswer(
+      {Reason::RequestEntityTooLarge, fmt::format("Request entity too large: limit is {}", options.max_request_body_bytes)});
+  co_await writeDownstream(req.stream, formatAnswer(answer, false), options.write_timeout);
+  error_code ec;
+  req.stream.socket().shutdown(asio::socket_base::shutdown_send, ec);
+  std::array<char, 16384> sink;
+  req.stream.expires_after(std::chrono::milliseconds(500));
+  while (!ec) co_await req.stream.async_read_some(asio::buffer(sink), redirect_error(use_awaitable, ec));
+  req.stream.expires_never();
+  co_return ForwardOutcome{answer.code, false, false};
+}
+
 struct StreamGauge {
   StreamGauge(ProxyMetrics& m, bool active) : metrics(m), on(active) {
     if (on) metrics.streamOpened();
@@ -347,6 +377,11 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
   }
   const bool has_body = !req.parser.is_done();
   const bool upgrade = isUpgradeRequest(req.headers);
+  const uint64_t body_limit =
+      has_body && !upgrade && bodyIsLimited(req.info) ? options.max_request_body_bytes : 0;  // 0: unlimited
+  if (body_limit > 0 && framing == BodyFraming::ContentLength && length > body_limit) {
+    co_return co_await refuseLargeBody(req, options);
+  }
   // Gateway mode forwards the caller's identity: its own token, or the proxy's with
   // impersonation headers for a client-certificate user (see http_server.cpp).
   HeaderList headers = filterRequestHeaders(
@@ -385,6 +420,7 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
         co_await writeDownstream(req.stream, "HTTP/1.1 100 Continue\r\n\r\n", options.write_timeout);
       }
       const bool chunked = framing == BodyFraming::Chunked;
+      uint64_t body_bytes = 0;
       while (!req.parser.is_done()) {
         req.parser.setBodyBuffer(buf.data(), buf.size());
         req.stream.expires_after(options.idle_timeout);
@@ -397,6 +433,11 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
           co_return ForwardOutcome{0, false, false};
         }
         if (n == 0) continue;
+        body_bytes += n;
+        if (body_limit > 0 && body_bytes > body_limit) {  // a chunked body: its size shows only now
+          conn->close();  // the upstream sees an unfinished body and drops the request
+          co_return co_await refuseLargeBody(req, options);
+        }
         ec = co_await writeUpstreamBody(*conn, buf.data(), n, chunked, options.write_timeout);
         if (ec) {
           conn->close();

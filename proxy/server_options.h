@@ -19,11 +19,14 @@ struct ServerOptions {
   // Go net/http DefaultMaxHeaderBytes (1 MiB), which the apiserver uses; beyond
   // it the client gets 431 and the connection closes, as Go answers.
   size_t max_header_bytes = 1 << 20;
-  // The apiserver's MaxRequestBodyBytes (3 MiB) for bodies the proxy itself
-  // decodes. Pass-through bodies stream and are limited by the upstream only.
+  // The apiserver's MaxRequestBodyBytes (3 MiB): a larger body of an API request
+  // (create, update, patch, delete options, subresources other than proxy) gets
+  // 413 RequestEntityTooLarge without reaching the upstream. 0: unlimited.
   size_t max_request_body_bytes = 3 << 20;
 
-  // apiserver: ReadHeaderTimeout 32 s, IdleTimeout 90 s.
+  // apiserver: ReadHeaderTimeout 32 s, IdleTimeout 90 s. Go's meaning: the idle
+  // timeout runs until the first byte of the next request on a keep-alive
+  // connection, then the whole head must arrive within the read-header timeout.
   std::chrono::milliseconds read_header_timeout{32000};
   std::chrono::milliseconds idle_timeout{90000};
   // A client that accepts no bytes for this long is dropped; it only bounds
@@ -63,6 +66,12 @@ struct ServerOptions {
   bool write_sync = false;
   std::map<std::string, bool> write_sync_resources;
   std::chrono::milliseconds write_sync_timeout{5000};
+  // Watches open at once (cached or passed through) per client, keyed by the
+  // authenticated user when there is one, else by the client's address, and in
+  // total. Beyond either: 429 with Retry-After, the apiserver's max-in-flight
+  // answer. 0: unlimited.
+  size_t max_watches_per_client = 0;
+  size_t max_inflight_watches = 0;
 };
 
 }  // namespace proxy

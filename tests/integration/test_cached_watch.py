@@ -235,6 +235,10 @@ class CachedWatchTest(unittest.TestCase):
         clients.wait_equal(py, self.upstream, timeout=60)
 
     def test_watchers_that_never_read_are_closed_without_holding_back_the_others(self):
+        if os.environ.get("KCP_TSAN") == "1":
+            # Megabytes of events to 50 watchers are minutes under TSan; the fan-out's threads
+            # are exercised by the other tests here.
+            self.skipTest("too slow under ThreadSanitizer")
         slow_proxy = start_proxy(self.processes, self.upstream, "--cache", "pods", "--watch-queue-capacity", "25")
         rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
         path = "/api/v1/pods?watch=1&resourceVersion=" + rv

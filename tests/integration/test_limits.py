@@ -1,0 +1,290 @@
+"""Request limits (issue #8, hardening): body size, head size and header count, the
+read-header and idle timeouts (slowloris), and concurrent watches per client and in
+total. Each limit answers as kube-apiserver does, and the proxy keeps serving after it.
+
+The limits are set small by flag so that every test takes at most a few seconds.
+"""
+import http.client
+import json
+import select
+import socket
+import time
+import unittest
+
+import clients
+import harness
+
+BODY_LIMIT = 4096
+HEADER_LIMIT = 8192          # Go adds 4096 for the request line
+READ_HEADER_TIMEOUT = 1.0    # seconds
+IDLE_TIMEOUT = 4.0           # longer than READ_HEADER_TIMEOUT, so the two can be told apart
+
+
+def read_answer(sock, timeout=10):
+    """Everything the server sends until it closes (a reset counts as a close)."""
+    sock.settimeout(timeout)
+    chunks = []
+    while True:
+        try:
+            d = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not d:
+            break
+        chunks.append(d)
+    return b"".join(chunks)
+
+
+def split_answer(answer):
+    head, body = answer.split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        k, v = line.split(":", 1)
+        headers[k.strip().lower()] = v.strip()
+    return lines[0], headers, body
+
+
+def trickle_until_closed(sock, data, interval=0.1, give_up=15.0):
+    """Sends `data` one byte per `interval` until the server closes the connection.
+    Returns (seconds from the first byte to the close, bytes the server sent)."""
+    received = b""
+    start = time.monotonic()
+    i = 0
+    while time.monotonic() - start < give_up:
+        readable, _, _ = select.select([sock], [], [], interval)
+        if readable:
+            try:
+                d = sock.recv(65536)
+            except ConnectionResetError:
+                d = b""
+            if not d:
+                return time.monotonic() - start, received
+            received += d
+            continue
+        try:
+            sock.sendall(data[i % len(data):i % len(data) + 1])
+        except (BrokenPipeError, ConnectionResetError):
+            return time.monotonic() - start, received
+        i += 1
+    raise AssertionError("the server kept a trickling connection open for %.0fs" % give_up)
+
+
+class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.procs = harness.Processes()
+        try:
+            cls.upstream = cls.procs.stub_upstream()
+            cls.proxy = cls.procs.proxy("http://127.0.0.1:%d" % cls.upstream.port, "--cache-on-demand=false",
+                                        "--max-request-body-bytes", str(BODY_LIMIT),
+                                        "--max-header-bytes", str(HEADER_LIMIT),
+                                        "--read-header-timeout", "%gs" % READ_HEADER_TIMEOUT,
+                                        "--idle-timeout", "%gs" % IDLE_TIMEOUT)
+        except Exception:
+            cls.procs.stop_all()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.procs.stop_all()
+
+    def connect(self):
+        return socket.create_connection((self.proxy.host, self.proxy.port), timeout=10)
+
+    def assert_still_serving(self):
+        status, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/api/v1/namespaces")
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(body)["path"], "/api/v1/namespaces")
+
+    def post(self, path, body, extra=b""):
+        conn = http.client.HTTPConnection(self.proxy.host, self.proxy.port, timeout=10)
+        try:
+            conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+        finally:
+            conn.close()
+
+    def assert_413(self, status, headers, body):
+        # AM pkg/api/errors NewRequestEntityTooLargeError, as handlers/rest.go limitedReadBody words it (E1, E2).
+        self.assertEqual(status, 413)
+        self.assertEqual(headers["content-type"], "application/json")
+        self.assertEqual(headers.get("connection"), "close")
+        self.assertEqual(json.loads(body), {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "Request entity too large: limit is %d" % BODY_LIMIT,
+            "reason": "RequestEntityTooLarge", "code": 413})
+
+    def test_a_body_over_the_limit_gets_413_request_entity_too_large(self):
+        status, headers, body = self.post("/api/v1/namespaces/default/configmaps", b"x" * (BODY_LIMIT + 1))
+        self.assert_413(status, headers, body)
+        self.assert_still_serving()
+
+    def test_a_chunked_body_over_the_limit_gets_413(self):
+        with self.connect() as s:
+            piece = b"y" * 1500
+            chunk = b"%x\r\n%s\r\n" % (len(piece), piece)
+            s.sendall(b"PUT /api/v1/namespaces/default/configmaps/c HTTP/1.1\r\nHost: p\r\n"
+                      b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk * 4 + b"0\r\n\r\n")
+            status_line, headers, body = split_answer(read_answer(s))
+        self.assertEqual(status_line, "HTTP/1.1 413 Request Entity Too Large")
+        self.assert_413(413, headers, body)
+        self.assert_still_serving()
+
+    def test_a_body_at_the_limit_is_forwarded(self):
+        status, _, body = self.post("/api/v1/namespaces/default/configmaps", b"z" * BODY_LIMIT)
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(body)["body_size"], BODY_LIMIT)
+
+    def test_bodies_of_connect_subresources_and_non_api_paths_are_not_limited(self):
+        # The apiserver streams these (proxy, exec, ...) instead of decoding them.
+        for path in ("/api/v1/namespaces/default/services/web/proxy/upload", "/not-an-api-path"):
+            status, _, body = self.post(path, b"p" * (3 * BODY_LIMIT))
+            self.assertEqual(status, 200, path)
+            self.assertEqual(json.loads(body)["body_size"], 3 * BODY_LIMIT, path)
+
+    def test_a_head_over_the_limit_gets_431_like_go_net_http(self):
+        with self.connect() as s:
+            s.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\nX-Big: " + b"a" * (HEADER_LIMIT + 4096) + b"\r\n\r\n")
+            answer = read_answer(s)
+        self.assertTrue(answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large"), answer[:100])
+        self.assert_still_serving()
+
+    def test_many_small_headers_count_against_the_same_limit(self):
+        # Go's net/http (and so the apiserver) bounds the head's bytes, not the number
+        # of header lines; so does the proxy.
+        many = b"".join(b"X-H-%d: v\r\n" % i for i in range(2000))  # ~24 KiB
+        with self.connect() as s:
+            s.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\n" + many + b"\r\n")
+            answer = read_answer(s)
+        self.assertTrue(answer.startswith(b"HTTP/1.1 431 "), answer[:100])
+        # Under the bound: forwarded (90: the stub upstream, Python's http.server, takes 100 at most).
+        few = {"X-H-%d" % i: "v" * 60 for i in range(90)}  # ~6.3 KiB
+        status, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/api/v1/pods", headers=few)
+        self.assertEqual(status, 200)
+        self.assertEqual(sum(1 for k, _ in json.loads(body)["headers"] if k.startswith("X-H-")), 90)
+        self.assert_still_serving()
+
+    def test_a_head_trickling_in_is_cut_off_after_the_read_header_timeout(self):
+        with self.connect() as s:
+            elapsed, received = trickle_until_closed(s, b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\nX-Slow: " + b"s" * 1000)
+        # Closed without an answer, as Go's server does on a header timeout.
+        self.assertEqual(received, b"")
+        self.assertGreaterEqual(elapsed, READ_HEADER_TIMEOUT * 0.9)
+        self.assertLess(elapsed, IDLE_TIMEOUT)
+        self.assert_still_serving()
+
+    def test_an_idle_keep_alive_connection_is_closed_after_the_idle_timeout(self):
+        with self.connect() as s:
+            s.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: p\r\n\r\n")
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += s.recv(65536)
+            _, headers, body = split_answer(answer)
+            while len(body) < int(headers["content-length"]):
+                body += s.recv(65536)
+            served = time.monotonic()
+            rest = read_answer(s, timeout=IDLE_TIMEOUT * 4)
+            idle = time.monotonic() - served
+        self.assertEqual(rest, b"")
+        self.assertGreaterEqual(idle, IDLE_TIMEOUT * 0.9)
+        self.assert_still_serving()
+
+    def test_after_an_idle_wait_the_next_head_gets_the_read_header_timeout(self):
+        # Go's semantics: the idle timeout lasts until the next request's first byte;
+        # from there the head has READ_HEADER_TIMEOUT, not what is left of the idle time.
+        with self.connect() as s:
+            s.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: p\r\n\r\n")
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += s.recv(65536)
+            _, headers, body = split_answer(answer)
+            while len(body) < int(headers["content-length"]):
+                body += s.recv(65536)
+            elapsed, received = trickle_until_closed(s, b"GET /api/v1/pods HTTP/1.1\r\nX-Slow: " + b"s" * 1000)
+        self.assertEqual(received, b"")
+        self.assertGreaterEqual(elapsed, READ_HEADER_TIMEOUT * 0.9)
+        self.assertLess(elapsed, IDLE_TIMEOUT)
+
+
+def open_watch(port, path, source):
+    """A watch from the client address `source`. Returns (status, headers, body, conn):
+    conn is left open (the stream unread) when the watch was accepted."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+    conn.request("GET", path)
+    r = conn.getresponse()
+    headers = {k.lower(): v for k, v in r.getheaders()}
+    if r.status == 200:
+        return r.status, headers, b"", conn
+    body = r.read()
+    conn.close()
+    return r.status, headers, body, None
+
+
+def close_watch(conn):
+    try:
+        conn.sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    conn.close()
+
+
+class WatchLimitsTest(unittest.TestCase):
+    """Loopback is 127.0.0.0/8, so clients on 127.0.0.1, .2 and .3 are three clients."""
+
+    PATH = "/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=60"
+
+    def setUp(self):
+        self.procs = harness.Processes()
+        self.addCleanup(self.procs.stop_all)
+        self.api = clients.start_apiserver(self.procs)
+        self.upstream = "http://127.0.0.1:%d" % self.api.port
+        self.open = []
+        self.addCleanup(lambda: [close_watch(c) for c in self.open])
+
+    def watch(self, port, source):
+        status, headers, body, conn = open_watch(port, self.PATH, source)
+        if conn:
+            self.open.append(conn)
+        return status, headers, body
+
+    def assert_429(self, status, headers, body):
+        # kube-apiserver's max-in-flight rejection (filters/maxinflight.go): plain text from
+        # Go's http.Error with Retry-After: 1; client-go waits and retries on it.
+        self.assertEqual(status, 429)
+        self.assertEqual(headers["retry-after"], "1")
+        self.assertEqual(headers["content-type"], "text/plain; charset=utf-8")
+        self.assertEqual(headers["x-content-type-options"], "nosniff")
+        self.assertEqual(body, b"Too many requests, please try again later.\n")
+
+    def test_watches_beyond_the_per_client_and_total_bounds_get_429_with_retry_after(self):
+        proxy = self.procs.proxy(self.upstream, "--cache-on-demand=false", "--max-watches-per-client", "2",
+                                 "--max-inflight-watches", "3")
+        self.assertEqual(self.watch(proxy.port, "127.0.0.1")[0], 200)
+        self.assertEqual(self.watch(proxy.port, "127.0.0.1")[0], 200)
+        self.assert_429(*self.watch(proxy.port, "127.0.0.1"))
+        # Another client has its own allowance, up to the total.
+        self.assertEqual(self.watch(proxy.port, "127.0.0.2")[0], 200)
+        self.assert_429(*self.watch(proxy.port, "127.0.0.3"))
+        # Other requests are not limited.
+        status, _, _ = harness.http_get("127.0.0.1", proxy.port, "/api/v1/namespaces/default/pods")
+        self.assertEqual(status, 200)
+        # An ended watch frees its slot once the proxy sees its client go.
+        close_watch(self.open.pop(0))
+        harness.wait_for(lambda: self.watch(proxy.port, "127.0.0.1")[0] == 200, timeout=10,
+                         message="a watch slot freed by a closed watch")
+
+    def test_watches_served_from_the_cache_are_counted_too(self):
+        proxy = self.procs.proxy(self.upstream, "--cache", "pods", "--max-watches-per-client", "1")
+        harness.wait_for(lambda: harness.http_get("127.0.0.1", proxy.port, "/readyz")[0] == 200, timeout=20,
+                         message="the pods cache to sync")
+        status, headers, _ = self.watch(proxy.port, "127.0.0.1")
+        self.assertEqual(status, 200)
+        self.assertNotEqual(headers.get("x-kube-cache-proxy"), "upstream")  # cached watches carry no such header
+        self.assert_429(*self.watch(proxy.port, "127.0.0.1"))
+        self.assertEqual(self.watch(proxy.port, "127.0.0.2")[0], 200)
+
+
+if __name__ == "__main__":
+    unittest.main()
