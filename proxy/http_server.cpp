@@ -518,7 +518,7 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       // Per-client attribution: the bytes this connection writes from now on, the
       // request, and the watch while it is open.
       ClientMetrics& client = metrics.client(findHeader(req.headers, "User-Agent"));
-      session->stream.rate_policy().client = &client;
+      session->stream.tcp().rate_policy().client = &client;
       struct WatchHeld {
         ClientMetrics* client;
         ~WatchHeld() {
