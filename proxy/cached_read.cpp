@@ -181,7 +181,12 @@ asio::awaitable<void> gatherWrite(TcpStream& stream, const std::vector<std::stri
   iov.reserve(std::min(slices.size(), kMaxSlices));
   size_t first = 0;   // the first slice not completely written
   size_t offset = 0;  // bytes of slices[first] already written
-  while (first < slices.size()) {
+  while (true) {
+    while (first < slices.size() && slices[first].size() == offset) {  // done or empty slices
+      ++first;
+      offset = 0;
+    }
+    if (first == slices.size()) break;
     iov.clear();
     for (size_t i = first; i < slices.size() && iov.size() < kMaxSlices; ++i) {
       const std::string_view s = i == first ? slices[i].substr(offset) : slices[i];
@@ -210,10 +215,6 @@ asio::awaitable<void> gatherWrite(TcpStream& stream, const std::vector<std::stri
         break;
       }
       n -= left;
-      ++first;
-      offset = 0;
-    }
-    while (first < slices.size() && slices[first].size() == offset) {  // empty slices
       ++first;
       offset = 0;
     }
