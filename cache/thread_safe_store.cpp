@@ -176,6 +176,21 @@ std::vector<ObjectConstSharedPtr> ThreadSafeStore::byIndex(std::string_view name
   return indexer_.byIndex(name, value);
 }
 
+std::optional<ThreadSafeStore::NamedObjects> ThreadSafeStore::byName(std::string_view name) const {
+  std::shared_lock lock(mu_);
+  if (!indexer_.hasIndex(indexes::kNamespace)) return std::nullopt;
+  NamedObjects out;
+  // Writers change the RV under mu_ exclusively: this is the state's RV.
+  out.resource_version = currentRV();
+  if (auto object = objects_.get(name)) out.items.push_back(std::move(object));  // cluster-scoped
+  for (const std::string& ns : indexer_.values(indexes::kNamespace)) {
+    if (auto object = objects_.get(makeKey(ns, name))) out.items.push_back(std::move(object));
+  }
+  // Namespaces come in string order, keys sort by "ns/name" ("a-b/x" before "a/x", P9).
+  std::sort(out.items.begin(), out.items.end(), keyLess);
+  return out;
+}
+
 bool ThreadSafeStore::hasIndex(std::string_view name) const {
   std::shared_lock lock(mu_);
   return indexer_.hasIndex(name);

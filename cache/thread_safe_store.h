@@ -19,6 +19,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,16 @@ class ThreadSafeStore {
   // Current objects with `value` in index `name`, in key order (P9).
   std::vector<ObjectConstSharedPtr> byIndex(std::string_view name, std::string_view value) const;
   bool hasIndex(std::string_view name) const;
+  // Current objects named `name` in any namespace (and the cluster-scoped one), in key
+  // order, with the RV they were read at: a `metadata.name=` field selector across
+  // namespaces costs one key lookup per namespace the namespace index knows, instead of
+  // a scan or a name index that would cost memory for every object. Without the
+  // namespace index, nullopt (scan instead).
+  struct NamedObjects {
+    std::vector<ObjectConstSharedPtr> items;
+    uint64_t resource_version = 0;
+  };
+  std::optional<NamedObjects> byName(std::string_view name) const;
 
   // The current state. Cheap: shares chunks with the live map.
   SnapshotConstSharedPtr snapshot() const;

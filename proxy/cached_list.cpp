@@ -58,6 +58,38 @@ std::optional<IndexProbe> indexFor(const cache::ThreadSafeStore& store, const ca
   return std::nullopt;
 }
 
+// A field selector pinning metadata.name (client-go single-object informers, `kubectl
+// get pod X --watch`) reads one key in a namespace, or one key per namespace across
+// all of them, instead of scanning.
+std::optional<ListResult> byNameSelector(const cache::ThreadSafeStore& store, const cache::ListOptions& options,
+                                         std::string_view ns) {
+  const auto name = options.field_selector.requiredValue("metadata.name");
+  if (!name || name->empty()) return std::nullopt;
+  const auto matches = predicateFor(options);
+  ListResult result;
+  result.used_index = true;
+  const std::string_view range = rangeNamespace(options, ns);
+  if (!range.empty()) {
+    // Same RV before and after the lookup: the item is the state at that RV.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const uint64_t before = store.currentRV();
+      cache::ObjectConstSharedPtr object = store.get(cache::makeKey(range, *name));
+      if (store.currentRV() != before) continue;
+      result.resource_version = before;
+      if (object && matches(*object)) result.items.push_back(std::move(object));
+      return result;
+    }
+    return std::nullopt;
+  }
+  auto named = store.byName(*name);
+  if (!named) return std::nullopt;
+  result.resource_version = named->resource_version;
+  for (auto& object : named->items) {
+    if (matches(*object)) result.items.push_back(std::move(object));
+  }
+  return result;
+}
+
 }  // namespace
 
 ListPlan planList(const cache::ListOptions& options, std::string_view ns) {
@@ -110,7 +142,10 @@ ListResult listSnapshot(const cache::Snapshot& snapshot, const cache::ListOption
 ListResult listCurrent(const cache::ThreadSafeStore& store, const cache::ListOptions& options, std::string_view ns,
                        const ListPlan& plan) {
   const bool paginated = plan.paginate && options.limit > 0;
+  // Unpaginated only: with a limit, whether a page has "more" depends on the keys after
+  // the match in the scanned range (P6), which a lookup does not see.
   if (!paginated && plan.start_key.empty()) {
+    if (auto named = byNameSelector(store, options, ns)) return std::move(*named);
     if (auto probe = indexFor(store, options)) {
       // The index reads the live state, which has no RV of its own: an RV that did not
       // move across the lookup proves the items are exactly the state at that RV (every

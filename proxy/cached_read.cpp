@@ -3,6 +3,8 @@
 // or upstream), cached_list (which state, which page), list_writer (the bytes),
 // read_status (the errors). docs/routing.md describes the whole path.
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -13,6 +15,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "cache/query_values.h"
 #include "cache/resource_version.h"
@@ -44,8 +48,11 @@ constexpr auto kFenceWait = std::chrono::milliseconds(250);
 constexpr auto kFenceQuietWait = std::chrono::milliseconds(100);
 constexpr auto kFenceTimeout = std::chrono::seconds(10);
 constexpr size_t kFenceMaxBody = 4 << 20;
-// Bytes handed to one socket write when streaming a list.
+// Bytes compressed at a time when streaming a gzipped list.
 constexpr size_t kPieceBytes = 256 * 1024;
+// Buffers handed to one sendmsg when streaming a list as it is stored (the kernel's
+// limit; Asio's own gather writes stop at 64).
+constexpr size_t kMaxSlices = IOV_MAX;
 
 template <class F>
 auto onUpstream(UpstreamConnection& conn, F&& f) {
@@ -166,22 +173,90 @@ asio::awaitable<ForwardOutcome> writeStatus(DownstreamRequest& req, CacheContext
   co_return co_await writeWhole(req, ctx, answer.code, std::move(answer.body), rv, answer.retry_after_seconds);
 }
 
-// Streams a list: Content-Length when sent as is; chunked pieces when gzipped (N1).
+// Writes every byte of `slices` to the client with sendmsg, up to kMaxSlices buffers
+// per call, straight from where the bytes are (no copy in user space). The socket is
+// non-blocking; when the kernel's send buffer is full, one Asio write of the next
+// bytes waits for room (bounded by `timeout`) and the loop goes on. Throws on failure.
+asio::awaitable<void> gatherWrite(DownstreamStream& downstream, const std::vector<std::string_view>& slices,
+                                  std::chrono::milliseconds timeout) {
+  if (downstream.tls()) {
+    // TLS encrypts in user space anyway: one buffer-sequence write through the stream.
+    std::vector<asio::const_buffer> buffers;
+    buffers.reserve(slices.size());
+    for (std::string_view s : slices) buffers.push_back(asio::buffer(s.data(), s.size()));
+    downstream.expires_after(timeout);
+    co_await asio::async_write(downstream, buffers, use_awaitable);
+    downstream.expires_never();
+    co_return;
+  }
+  TcpStream& stream = downstream.tcp();
+  auto& socket = stream.socket();
+  if (!socket.native_non_blocking()) socket.native_non_blocking(true);
+  std::vector<iovec> iov;
+  iov.reserve(std::min(slices.size(), kMaxSlices));
+  size_t first = 0;   // the first slice not completely written
+  size_t offset = 0;  // bytes of slices[first] already written
+  while (true) {
+    while (first < slices.size() && slices[first].size() == offset) {  // done or empty slices
+      ++first;
+      offset = 0;
+    }
+    if (first == slices.size()) break;
+    iov.clear();
+    for (size_t i = first; i < slices.size() && iov.size() < kMaxSlices; ++i) {
+      const std::string_view s = i == first ? slices[i].substr(offset) : slices[i];
+      iov.push_back(iovec{const_cast<char*>(s.data()), s.size()});
+    }
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = iov.size();
+    ssize_t sent = ::sendmsg(socket.native_handle(), &msg, MSG_NOSIGNAL);
+    if (sent > 0) downstream.countWritten(static_cast<size_t>(sent));
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        throw boost::system::system_error(error_code(errno, boost::system::system_category()));
+      }
+      stream.expires_after(timeout);
+      sent = static_cast<ssize_t>(co_await stream.async_write_some(
+          asio::buffer(slices[first].data() + offset, slices[first].size() - offset), use_awaitable));
+      stream.expires_never();
+    }
+    // Advance past what was sent.
+    size_t n = static_cast<size_t>(sent);
+    while (n > 0) {
+      const size_t left = slices[first].size() - offset;
+      if (n < left) {
+        offset += n;
+        break;
+      }
+      n -= left;
+      ++first;
+      offset = 0;
+    }
+  }
+}
+
+// Streams a list: Content-Length when sent as is, gathered from the stored bytes;
+// chunked pieces when gzipped (N1).
 asio::awaitable<ForwardOutcome> writeList(DownstreamRequest& req, CacheContext& ctx, ListWriter& writer, uint64_t rv) {
   const bool keep = keepConnection(req, ctx);
   const auto timeout = ctx.options.write_timeout;
   const bool gzip = !req.http10 && writer.totalSize() >= kGzipThresholdBytes &&
                     acceptsGzip(findHeader(req.headers, "Accept-Encoding"));
   HeaderList headers = answerHeaders(rv);
-  std::string piece;
   if (!gzip) {
-    std::string out = formatResponseHead(200, "", headers, BodyFraming::ContentLength, writer.totalSize(), keep);
-    writer.next(piece, kPieceBytes);
-    out += piece;  // the head and the first piece in one write
-    co_await writeDownstream(req.stream, out, timeout);
-    while (writer.next(piece, kPieceBytes)) co_await writeDownstream(req.stream, piece, timeout);
+    const std::string head = formatResponseHead(200, "", headers, BodyFraming::ContentLength, writer.totalSize(), keep);
+    std::vector<std::string_view> slices;
+    slices.reserve(kMaxSlices);
+    slices.push_back(head);  // the head and the first items in one call
+    while (writer.nextSlices(slices, kMaxSlices)) {
+      co_await gatherWrite(req.stream, slices, timeout);
+      slices.clear();
+    }
     co_return ForwardOutcome{200, keep, false};
   }
+  std::string piece;
   headers.emplace_back("Content-Encoding", "gzip");
   co_await writeDownstream(req.stream, formatResponseHead(200, "", headers, BodyFraming::Chunked, 0, keep), timeout);
   GzipWriter gz;

@@ -64,12 +64,17 @@ class ChunkWriter {
     // now skips the write timer and the completion post of an async write, which at
     // thousands of watchers per event are most of the per-delivery cost. Only what
     // does not fit waits, under the write timeout.
+    // TLS streams always take the async write: their bytes must go through the encryption.
     const size_t total = asio::buffer_size(buffers);
-    error_code ec;
-    auto& socket = stream_.socket();
-    if (!socket.non_blocking()) socket.non_blocking(true, ec);
-    const size_t written = ec ? 0 : socket.write_some(buffers, ec);
-    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) throw boost::system::system_error(ec);
+    size_t written = 0;
+    if (!stream_.tls()) {
+      error_code ec;
+      auto& socket = stream_.socket();
+      if (!socket.non_blocking()) socket.non_blocking(true, ec);
+      written = ec ? 0 : socket.write_some(buffers, ec);
+      if (ec && ec != asio::error::would_block && ec != asio::error::try_again) throw boost::system::system_error(ec);
+      stream_.countWritten(written);
+    }
     if (written < total) {
       beast::buffers_suffix<std::vector<asio::const_buffer>> rest(buffers);
       rest.consume(written);

@@ -96,6 +96,11 @@ class DownstreamStream {
   void expires_never() { tcp().expires_never(); }
   void cancel() { tcp().cancel(); }
   void close() { tcp().close(); }
+  // Bytes written straight to the socket (sendmsg fast paths), bypassing the stream's
+  // rate policy, still count for the client's metrics.
+  void countWritten(std::size_t n) {
+    if (ClientMetrics* client = tcp().rate_policy().client; client && n > 0) client->bytesSent(n);
+  }
 
   template <class MutableBuffers, class Token>
   auto async_read_some(const MutableBuffers& buffers, Token&& token) {

@@ -1,5 +1,7 @@
 #include "proxy/list_writer.h"
 
+#include <algorithm>
+
 #include <simdjson.h>
 
 #include <fmt/format.h>
@@ -79,6 +81,49 @@ void ListWriter::appendItem(std::string& out, const cache::Object& object, std::
       out += '}';
       break;
   }
+}
+
+void ListWriter::sliceItem(std::vector<std::string_view>& slices, const cache::Object& object,
+                           std::string_view metadata) const {
+  switch (form_) {
+    case ItemForm::AsStored: slices.push_back(object.json()); break;
+    case ItemForm::WithoutTypeMeta: {
+      const std::string_view bytes = object.json();
+      uint32_t pos = 0;
+      for (const cache::ByteRange& cut : object.layout().type_meta_cuts) {
+        if (cut.empty()) continue;
+        if (cut.begin > pos) slices.push_back(bytes.substr(pos, cut.begin - pos));
+        pos = cut.end;
+      }
+      slices.push_back(bytes.substr(pos));
+      break;
+    }
+    case ItemForm::PartialObjectMetadata:
+      slices.push_back(kPartialHead);
+      slices.push_back(metadata);
+      slices.push_back("}");
+      break;
+  }
+}
+
+bool ListWriter::nextSlices(std::vector<std::string_view>& slices, size_t max_slices) {
+  if (tail_written_) return false;
+  // An item takes at most 4 slices (a comma and 3 pieces); the tail one.
+  max_slices = std::max<size_t>(max_slices, 4);
+  if (!head_written_) {
+    slices.push_back(head_);
+    head_written_ = true;
+  }
+  while (next_item_ < items_.size() && slices.size() + 4 <= max_slices) {
+    if (next_item_ > 0) slices.push_back(",");
+    sliceItem(slices, *items_[next_item_], metadata_.empty() ? std::string_view{} : metadata_[next_item_]);
+    ++next_item_;
+  }
+  if (next_item_ == items_.size() && slices.size() < max_slices) {
+    slices.push_back("]}\n");
+    tail_written_ = true;
+  }
+  return true;
 }
 
 bool ListWriter::next(std::string& piece, size_t min_bytes) {

@@ -8,6 +8,11 @@
 //   {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"12500",
 //    "continue":"...","remainingItemCount":3},"items":[...]}\n
 //
+// Two ways to take the body: next() copies it into pieces (what the gzip stream
+// compresses); nextSlices() yields views of the stored bytes themselves, for a
+// gather write that copies nothing in user space (the writer holds the items, so the
+// views stay valid as long as it lives).
+//
 // Not thread-safe; one per response. Holds the items it writes.
 
 #include <cstdint>
@@ -53,9 +58,14 @@ class ListWriter {
   // Replaces `piece` with the next bytes of the body, at least `min_bytes` unless the
   // body ends first. Returns false (and leaves `piece` empty) when everything was written.
   bool next(std::string& piece, size_t min_bytes);
+  // Appends views of the next bytes of the body to `slices` until it holds `max_slices`
+  // (at least 4) or the body ends. Returns false (appending nothing) when everything
+  // was written. Use either next() or nextSlices() for one body, not both.
+  bool nextSlices(std::vector<std::string_view>& slices, size_t max_slices);
 
  private:
   void appendItem(std::string& out, const cache::Object& object, std::string_view metadata) const;
+  void sliceItem(std::vector<std::string_view>& slices, const cache::Object& object, std::string_view metadata) const;
 
   std::string head_;
   std::vector<cache::ObjectConstSharedPtr> items_;

@@ -10,10 +10,23 @@ Headers standardHeaders() {
   return {{"Cache-Control", "no-cache, private"}, {"Audit-Id", newUid()}};
 }
 
+std::string withEncoderNewline(std::string body) {
+  while (!body.empty() && body.back() == '\n') body.pop_back();
+  body += '\n';
+  return body;
+}
+
 void sendJsonBody(ResponseStream& out, int status, std::string&& body, const std::string& content_type) {
   HttpResponse r;
   r.status = status;
   r.content_type = content_type;
+  r.headers = standardHeaders();
+  r.body = withEncoderNewline(std::move(body));
+  out.send(std::move(r));
+}
+
+void sendRawJson(ResponseStream& out, std::string&& body) {
+  HttpResponse r;
   r.headers = standardHeaders();
   r.body = std::move(body);
   out.send(std::move(r));
@@ -24,7 +37,7 @@ void sendStatusError(ResponseStream& out, const ApiError& err) {
   r.status = err.code;
   r.headers = standardHeaders();
   if (err.retry_after_seconds > 0) r.headers.emplace_back("Retry-After", std::to_string(err.retry_after_seconds));
-  r.body = err.toJson();
+  r.body = withEncoderNewline(err.toJson());
   out.send(std::move(r));
 }
 
@@ -91,8 +104,8 @@ void ApiServer::handle(const HttpRequest& req, ResponseStream& out) {
     return;
   }
   if (req.path == "/version" || req.path == "/version/") {
-    sendJsonBody(out, 200,
-                 R"({"major":"1","minor":"34","emulationMajor":"1","emulationMinor":"34","minCompatibilityMajor":"1","minCompatibilityMinor":"33","gitVersion":"v1.34.0","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2025-08-27T00:00:00Z","goVersion":"go1.24.6","compiler":"gc","platform":"linux/amd64"})");
+    sendRawJson(out,
+                R"({"major":"1","minor":"34","emulationMajor":"1","emulationMinor":"34","minCompatibilityMajor":"1","minCompatibilityMinor":"33","gitVersion":"v1.34.0","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2025-08-27T00:00:00Z","goVersion":"go1.24.6","compiler":"gc","platform":"linux/amd64"})");
     return;
   }
   if (req.path == "/healthz" || req.path == "/readyz" || req.path == "/livez") {

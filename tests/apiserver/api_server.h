@@ -123,9 +123,16 @@ class ApiServer {
 };
 
 // Response helpers shared by the handler files.
+// API objects (objects, lists, Status, Table, discovery) go out as Go's json.Encoder
+// writes them: ending with exactly one "\n".
 void sendStatusError(ResponseStream& out, const ApiError& err);
 void sendJsonBody(ResponseStream& out, int status, std::string&& body,
                   const std::string& content_type = "application/json");
+// Non-API JSON the apiserver writes with json.Marshal (/version, the OpenAPI v3 root):
+// no trailing newline.
+void sendRawJson(ResponseStream& out, std::string&& body);
+// `body` ending with exactly one "\n", as json.Encoder ends every value.
+std::string withEncoderNewline(std::string body);
 Headers standardHeaders();
 bool isDryRun(const HttpRequest& req);
 

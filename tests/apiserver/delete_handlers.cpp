@@ -104,10 +104,12 @@ void ApiServer::deleteNamespaceContents(const std::string& ns) {
 
 void ApiServer::handleDeleteCollection(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,
                                        ResponseStream& out) {
-  auto parsed = parseListOptions(req.query, false);
+  auto parsed = parseListOptionsInHandler(req.query);
   if (auto* e = std::get_if<ApiError>(&parsed)) return sendStatusError(out, *e);
   auto filter_r = ObjectFilter::make(res, info.ns, "", std::get<ListOptions>(parsed));
   if (auto* e = std::get_if<ApiError>(&filter_r)) return sendStatusError(out, *e);
+  // Storage checks the continue token and RV only after the handler's selector checks.
+  if (auto e = validateListStorage(std::get<ListOptions>(parsed))) return sendStatusError(out, *e);
   const ObjectFilter& filter = std::get<ObjectFilter>(filter_r);
   const bool dry_run = isDryRun(req);
   auto snap = storage_.list(res, filter.namespaceScope());

@@ -272,7 +272,7 @@ bool ApiServer::handleDiscovery(const HttpRequest& req, ResponseStream& out) {
     return true;
   }
   if ((path == "/api" || path == "/apis") && wantsAggregated(req.header("accept"))) {
-    std::string body = aggregated(catalog_, path == "/api");
+    std::string body = withEncoderNewline(aggregated(catalog_, path == "/api"));
     std::string etag = "\"" + std::to_string(std::hash<std::string>{}(body)) + "\"";
     HttpResponse r;
     r.headers = {{"Cache-Control", "public"}, {"ETag", etag}, {"Vary", "Accept"}, {"Audit-Id", newUid()}};

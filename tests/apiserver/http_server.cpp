@@ -218,7 +218,8 @@ struct HttpServer::Impl {
       } catch (const std::exception& e) {
         HttpResponse r;
         r.status = 500;
-        r.body = ApiError{500, "InternalError", std::string("Internal error occurred: ") + e.what()}.toJson();
+        // json.Encoder's newline, as every Status body.
+        r.body = ApiError{500, "InternalError", std::string("Internal error occurred: ") + e.what()}.toJson() + "\n";
         conn.send(std::move(r));
         return;
       }

@@ -82,21 +82,6 @@ std::vector<FieldError> validateWatch(const ListOptions& o) {
   return errs;
 }
 
-// storage.ValidateListOptions: continue token first, then continue+RV, then the RV.
-std::optional<ApiError> validateListStorage(const ListOptions& o) {
-  if (!o.continue_token.empty()) {
-    auto token = decodeContinue(o.continue_token);
-    if (auto* err = std::get_if<ApiError>(&token)) return *err;
-    if (!o.resource_version.empty() && o.resource_version != "0")
-      return badRequest("specifying resource version is not allowed when using continue");
-    return std::nullopt;
-  }
-  std::string why;
-  if (!o.resource_version.empty() && !parseGoUint64(o.resource_version, &why))
-    return badRequest("invalid resource version: " + resourceVersionErrorText(o.resource_version, why));
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::optional<int64_t> parseGoInt64(std::string_view s, std::string* why) {
@@ -158,7 +143,25 @@ std::optional<uint64_t> parseResourceVersion(std::string_view rv) {
   return parseGoUint64(rv, nullptr);
 }
 
-Result<ListOptions> parseListOptions(const Query& q, bool watch) {
+// storage.ValidateListOptions: continue token first, then continue+RV, then the RV.
+std::optional<ApiError> validateListStorage(const ListOptions& o) {
+  if (!o.continue_token.empty()) {
+    auto token = decodeContinue(o.continue_token);
+    if (auto* err = std::get_if<ApiError>(&token)) return *err;
+    if (!o.resource_version.empty() && o.resource_version != "0")
+      return badRequest("specifying resource version is not allowed when using continue");
+    return std::nullopt;
+  }
+  std::string why;
+  if (!o.resource_version.empty() && !parseGoUint64(o.resource_version, &why))
+    return badRequest("invalid resource version: " + resourceVersionErrorText(o.resource_version, why));
+  return std::nullopt;
+}
+
+namespace {
+
+// Decoding and validation, as the handler does them.
+Result<ListOptions> decodeAndValidate(const Query& q, bool watch) {
   ListOptions o;
   if (const auto* v = firstValue(q, "watch")) watch = watch || parseQueryBool(*v);
   o.watch = watch;
@@ -194,7 +197,17 @@ Result<ListOptions> parseListOptions(const Query& q, bool watch) {
   applyWatchListDefaults(o);
   auto errs = o.watch ? validateWatch(o) : validateList(o);
   if (!errs.empty()) return invalid("meta.k8s.io", "ListOptions", "", errs);
+  return o;
+}
 
+}  // namespace
+
+Result<ListOptions> parseListOptionsInHandler(const Query& q) { return decodeAndValidate(q, false); }
+
+Result<ListOptions> parseListOptions(const Query& q, bool watch) {
+  auto decoded = decodeAndValidate(q, watch);
+  if (std::holds_alternative<ApiError>(decoded)) return decoded;
+  ListOptions& o = std::get<ListOptions>(decoded);
   if (!o.watch) {
     if (auto err = validateListStorage(o)) return *err;
   } else if (!o.resource_version.empty()) {

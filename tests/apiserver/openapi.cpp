@@ -116,7 +116,7 @@ bool ApiServer::handleOpenApi(const HttpRequest& req, ResponseStream& out) {
     }
     w.EndObject();
     w.EndObject();
-    sendJsonBody(out, 200, sb.GetString());
+    sendRawJson(out, sb.GetString());
     return true;
   }
   const std::string prefix = "/openapi/v3/";

@@ -51,11 +51,13 @@ void ApiServer::handleList(const HttpRequest& req, const RequestInfo& info, cons
   counters_.lists++;
   auto kind = negotiateOutput(req.header("accept"), true, false);
   if (auto* e = std::get_if<ApiError>(&kind)) return sendStatusError(out, *e);
-  auto parsed = parseListOptions(req.query, false);
+  auto parsed = parseListOptionsInHandler(req.query);
   if (auto* e = std::get_if<ApiError>(&parsed)) return sendStatusError(out, *e);
   const ListOptions& opts = std::get<ListOptions>(parsed);
   auto filter = ObjectFilter::make(res, info.ns, "", opts);
   if (auto* e = std::get_if<ApiError>(&filter)) return sendStatusError(out, *e);
+  // Storage checks the continue token and RV only after the handler's selector checks.
+  if (auto e = validateListStorage(opts)) return sendStatusError(out, *e);
   const ObjectFilter& f = std::get<ObjectFilter>(filter);
 
   int64_t limit = opts.limit;

@@ -46,6 +46,14 @@ struct ListOptions {
 bool parseQueryBool(std::string_view v);
 // Parses and validates; errors are the apiserver's 400/422 Status exactly.
 Result<ListOptions> parseListOptions(const Query& q, bool watch);
+// The handler's part of parseListOptions for a LIST (decoding and validation, no storage
+// checks). The apiserver's handler converts the field selector's labels for the type
+// next, and only storage checks the continue token and resourceVersion: with a bad
+// selector and a bad RV/token, the selector error wins (S2/S5 before R5/R6/P3). LIST
+// handlers call this, then ObjectFilter::make, then validateListStorage.
+Result<ListOptions> parseListOptionsInHandler(const Query& q);
+// storage.ValidateListOptions: continue token first, then continue+RV, then the RV.
+std::optional<ApiError> validateListStorage(const ListOptions& o);
 // Parses a resourceVersion string as uint64; nullopt when malformed (R6).
 std::optional<uint64_t> parseResourceVersion(std::string_view rv);
 

@@ -11,9 +11,6 @@ import json
 import re
 
 TOO_LARGE = re.compile(rb"(Too large resource version: \d+, current: )\d+")
-# Go's json.Encoder ends every body with "\n" (the apiserver's serializer uses it); a
-# server that differs only there is reported apart from real differences.
-NEWLINE_ONLY = "body differs only in its trailing newline"
 
 
 class Answer:
@@ -93,30 +90,12 @@ def differences(got, want):
     g, w = _masked_body(got), _masked_body(want)
     if g != w:
         if g.rstrip(b"\n") == w.rstrip(b"\n"):
-            out.append(NEWLINE_ONLY + " (got %d, want %d trailing newlines)" % (
+            # Go's json.Encoder ends every body with exactly one "\n".
+            out.append("body differs only in its trailing newline (got %d, want %d)" % (
                 len(g) - len(g.rstrip(b"\n")), len(w) - len(w.rstrip(b"\n"))))
         else:
             out.append(explain(got, want))
     return out
-
-
-def selector_error_first(got, want):
-    """Both answers are 400s for a request with two invalid inputs, the proxy naming the
-    selector and the upstream the RV or continue token. kube-apiserver parses selectors in
-    the handler and the RV and token in storage, so the selector error comes first there;
-    the test apiserver checks the RV and token first."""
-    g, w = got.json(), want.json()
-    if got.status != 400 or want.status != 400 or not isinstance(g, dict) or not isinstance(w, dict):
-        return False
-    gm, wm = str(g.get("message", "")), str(w.get("message", ""))
-    selector = ("field label" in gm or "not a known field selector" in gm or "unable to parse requirement" in gm
-                or gm.startswith("found ") or gm.startswith("invalid selector"))
-    return selector and (wm.startswith("invalid resource version") or wm.startswith("invalid continue token")
-                         or wm.startswith("specifying resource version is not allowed"))
-
-
-def newline_only(diffs):
-    return len(diffs) == 1 and diffs[0].startswith(NEWLINE_ONLY)
 
 
 def _first_diff(a, b):

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <condition_variable>
+#include <string>
+#include <vector>
 #include <mutex>
 #include <thread>
 
@@ -225,6 +227,41 @@ TEST_CASE("The status subresource changes only status; the main resource ignores
   CHECK(main["spec"]["color"] == "green");
   CHECK(main["status"]["ready"].GetBool());
   CHECK(main["metadata"]["generation"].GetInt() == 2);
+}
+
+TEST_CASE("With a bad selector and a bad RV or continue token, LIST reports the selector (S2, S5 before R5, R6, P3)") {
+  Fixture f;
+  const std::string token = encodeContinue(5, "a");
+  const std::vector<std::string> storage_errors = {"resourceVersion=abc", "continue=%21%21",
+                                                   "continue=" + token + "&resourceVersion=5"};
+  for (const std::string& storage_error : storage_errors) {
+    CAPTURE(storage_error);
+    auto label = f.call("GET", "/api/v1/pods?labelSelector=a%20b&" + storage_error);
+    CHECK(label.status == 400);
+    CHECK(std::string(parse(label.body)["message"].GetString()).find("unable to parse requirement") != std::string::npos);
+    auto field = f.call("GET", "/api/v1/pods?fieldSelector=spec.bogus%3D1&" + storage_error);
+    CHECK(field.status == 400);
+    CHECK(std::string(parse(field.body)["message"].GetString()) == "field label not supported: spec.bogus");
+    // Alone, the storage error is what the client gets.
+    auto alone = f.call("GET", "/api/v1/pods?" + storage_error);
+    CHECK(alone.status == 400);
+    CHECK(std::string(parse(alone.body)["message"].GetString()).find("field label") == std::string::npos);
+  }
+}
+
+TEST_CASE("JSON bodies end with exactly one newline, as Go's json.Encoder writes them; /version does not") {
+  Fixture f;
+  f.configMap("c0");
+  for (const char* target : {"/api/v1/namespaces/default/configmaps/c0", "/api/v1/namespaces/default/configmaps",
+                                   "/api/v1/namespaces/default/configmaps/nope", "/api/v1/pods?resourceVersion=abc",
+                                   "/api", "/apis", "/api/v1"}) {
+    CAPTURE(target);
+    const std::string body = f.call("GET", target).body;
+    REQUIRE(body.size() > 2);
+    CHECK(body.back() == '\n');
+    CHECK(body[body.size() - 2] != '\n');
+  }
+  CHECK(f.call("GET", "/version").body.back() == '}');
 }
 
 }  // namespace testapi

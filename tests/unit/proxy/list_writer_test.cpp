@@ -1,5 +1,7 @@
 #include "proxy/list_writer.h"
 
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include "tests/unit/cache/test_objects.h"
@@ -72,4 +74,39 @@ TEST_CASE("A large list is written in pieces that add up to the whole body") {
   CHECK(count > 10);
   CHECK(body == drain(whole, 1 << 30));
   CHECK(body.size() == pieces.totalSize());
+}
+
+TEST_CASE("Slices of the stored bytes add up to the same body as copied pieces, in every item form (L1, N4)") {
+  std::vector<cache::ObjectConstSharedPtr> items;
+  for (int i = 0; i < 300; ++i) items.push_back(makePod("ns", "pod-" + std::to_string(i), 100 + i, {{"app", "web"}}));
+  for (const ItemForm form : {ItemForm::AsStored, ItemForm::WithoutTypeMeta, ItemForm::PartialObjectMetadata}) {
+    for (const size_t max_slices : {size_t{1}, size_t{4}, size_t{7}, size_t{1024}}) {
+      CAPTURE(static_cast<int>(form));
+      CAPTURE(max_slices);
+      ListWriter copied({"PodList", "v1", 2000, "tok", 5}, items, form);
+      ListWriter sliced({"PodList", "v1", 2000, "tok", 5}, items, form);
+      std::vector<std::string_view> slices;
+      std::string body;
+      int calls = 0;
+      while (sliced.nextSlices(slices, max_slices)) {
+        CHECK(slices.size() <= std::max<size_t>(max_slices, 4));
+        for (const std::string_view s : slices) body += s;
+        slices.clear();
+        ++calls;
+      }
+      CHECK(slices.empty());
+      CHECK(body == drain(copied, 1 << 30));
+      CHECK(body.size() == sliced.totalSize());
+      if (max_slices < 1024) CHECK(calls > 10);
+    }
+  }
+  ListWriter empty({"PodList", "v1", 7, "", std::nullopt}, {}, ItemForm::WithoutTypeMeta);
+  std::vector<std::string_view> slices;
+  std::string body;
+  while (empty.nextSlices(slices, 4)) {
+    for (const std::string_view s : slices) body += s;
+    slices.clear();
+  }
+  CHECK(body == R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]})"
+                 "\n");
 }

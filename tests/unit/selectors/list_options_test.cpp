@@ -290,3 +290,25 @@ TEST_CASE("S5: an unsupported field is a 400 raised after option validation") {
   CHECK(mustParse("labelSelector=app&fieldSelector=metadata.name%3Dx").hasSelectors());
   CHECK_FALSE(mustParse("").hasSelectors());
 }
+
+TEST_CASE("S2, S5 before R5, R6, P3: with two bad inputs the selector error wins, as the handler parses selectors "
+          "before storage checks the RV and continue token") {
+  const std::string bad_rv = "resourceVersion=abc";
+  const std::string token_and_rv = "continue=" + kValidToken + "&resourceVersion=5";
+  const std::string bad_token = "continue=%21%21";
+  for (const std::string& storage_error : {bad_rv, token_and_rv, bad_token}) {
+    CAPTURE(storage_error);
+    // S2: label selector syntax.
+    const auto label = parseError("labelSelector=a%20b&" + storage_error);
+    CHECK(label.code == 400);
+    CHECK(label.message.find("unable to parse requirement") != std::string::npos);
+    // S3: field selector syntax.
+    const auto syntax = parseError("fieldSelector=a&" + storage_error);
+    CHECK(syntax.code == 400);
+    CHECK(syntax.message.rfind("invalid selector: ", 0) == 0);
+    // S5: a field the type does not support.
+    const auto field = parseError("fieldSelector=spec.bogus%3D1&" + storage_error);
+    CHECK(field.code == 400);
+    CHECK(field.message == "field label not supported: spec.bogus");
+  }
+}
