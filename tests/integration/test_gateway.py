@@ -21,9 +21,8 @@ import unittest
 import clients
 import harness
 
-# The exact body kube-apiserver's authentication filter writes. Go's JSON encoder ends it
-# with a newline, as the proxy does; the test apiserver leaves the newline out (the one
-# difference tests/integration/read_compare.py also allows).
+# The exact body kube-apiserver's authentication filter writes, less the newline Go's JSON
+# encoder ends it with (the proxy and the test apiserver both write it).
 UNAUTHORIZED = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized",'
                 b'"reason":"Unauthorized","code":401}')
 
@@ -144,7 +143,7 @@ class GatewayTest(unittest.TestCase):
                     status, _, body = self.gateway(path, token)
                     self.assertEqual(status, 401, body)
                     self.assertEqual(body, UNAUTHORIZED + b"\n")
-                    self.assertEqual(self.upstream(path, token)[2], UNAUTHORIZED)
+                    self.assertEqual(self.upstream(path, token)[2], UNAUTHORIZED + b"\n")
         # Health endpoints stay open for the kubelet's probes.
         self.assertEqual(self.gateway("/healthz")[0], 200)
 
@@ -154,7 +153,7 @@ class GatewayTest(unittest.TestCase):
         status, _, body = self.gateway(path, token, **kwargs)
         up_status, _, up_body = self.upstream(path, token)
         self.assertEqual(status, 403, body)
-        self.assertEqual((status, body), (up_status, up_body + b"\n"))
+        self.assertEqual((status, body), (up_status, up_body))
         return json.loads(body)
 
     def test_forbidden_cached_get_list_and_watch_get_the_upstreams_403(self):
@@ -200,10 +199,13 @@ class GatewayTest(unittest.TestCase):
             self.gateway("/api/v1/pods?resourceVersion=0", "bob-token")[2])["items"]]
         self.assertEqual(sorted(names), ["p-a", "p-b"])
         # A watch from the cache opens no upstream watch.
+        # A watch from the cache opens no upstream watch; its events arrive intact over TLS.
         watches = self.counters()["watches"]
-        status, _, _ = self.gateway("/api/v1/namespaces/a/pods?watch=1&timeoutSeconds=1", "alice-token",
-                                    read_body=False)
+        status, _, body = self.gateway("/api/v1/namespaces/a/pods?watch=1&resourceVersion=0&timeoutSeconds=1",
+                                       "alice-token")
         self.assertEqual(status, 200)
+        events = [json.loads(line) for line in body.splitlines() if line.strip()]
+        self.assertEqual([(e["type"], e["object"]["metadata"]["name"]) for e in events], [("ADDED", "p-a")])
         self.assertEqual(self.counters()["watches"], watches)
 
     def test_review_outcomes_are_cached(self):
