@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds (optimised and ASan+UBSan), runs
-# CTest in both builds. This is what CI runs (.ci/run).
+# CTest in both builds, then runs each fuzz target briefly. This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -30,5 +30,10 @@ step "test: asan+ubsan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j"$jobs" --timeout 900)
+
+step "fuzz: libFuzzer targets, ASan+UBSan, 10 s each"
+# A clang build of only the parsers and the fuzz binaries (build-fuzz); each target
+# starts from its seed corpus (docs/fuzzing.md). The replay tests above ran the seeds.
+bash scripts/fuzz.sh --seconds 10
 
 step "all tests passed"
