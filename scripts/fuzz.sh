@@ -26,7 +26,7 @@ while (($#)); do
 done
 
 cxx=$(command -v clang++ || command -v clang++-14)
-build=build-fuzz
+build=${KCP_FUZZ_BUILD_DIR:-build-fuzz}
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 # Only the fuzz binaries and the parser sources they need are built (target kcp_fuzz).
