@@ -28,16 +28,20 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path& workDir() {
-  static const fs::path dir = [] {
+  // Never destroyed: the atexit handler below runs after static destructors would have.
+  static const fs::path* dir = [] {
     // tmpfs when there is one: a million inputs are a million file writes.
     std::error_code ec;
     const fs::path base = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path();
-    fs::path d = base / ("kcp-kubeconfig-fuzz-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    std::atexit([] { std::error_code ignored; fs::remove_all(workDir(), ignored); });
+    auto* d = new fs::path(base / ("kcp-kubeconfig-fuzz-" + std::to_string(::getpid())));
+    fs::create_directories(*d);
+    std::atexit([] {
+      std::error_code ignored;
+      fs::remove_all(workDir(), ignored);
+    });
     return d;
   }();
-  return dir;
+  return *dir;
 }
 
 bool namesSpecialFile(const YAML::Node& node) {
