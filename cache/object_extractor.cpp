@@ -103,6 +103,9 @@ error_code ObjectExtractor::extract(ondemand::value value, ondemand::document& d
     const int index = static_cast<int>(member_starts_.size());
     member_starts_.push_back(key.data() - 1);
     if (key == "metadata") {
+      // A second metadata would move the splice points (managedFields, RV) into it while
+      // the first one's bytes stay: the stored JSON would break. Upstream never sends it.
+      if (!metadata_starts_.empty()) return simdjson::TAPE_ERROR;
       SIMDJSON_TRY(extractMetadata(field.value(), doc, input_end));
     } else if (key == "kind") {
       kind_index_ = index;

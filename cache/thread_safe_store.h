@@ -115,7 +115,6 @@ class ThreadSafeStore {
   uint64_t write_seq_ = 1;
   uint64_t overhead_bytes_ = 0;      // guarded by mu_: objects' overhead (indexes added on refresh)
   uint64_t json_bytes_ = 0;          // guarded by mu_
-  uint64_t history_json_bytes_ = 0;  // guarded by mu_
 
   // Snapshot cache. shared_seq_ is the write_seq_ of the newest snapshot: chunks born at
   // or before it may be shared and are copied before a write. Written by readers holding

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds (optimised and ASan+UBSan), runs
-# CTest in both builds, then the concurrency tests under TSan. This is what CI runs (.ci/run).
+# CTest in both builds, the concurrency tests under TSan, then each fuzz target briefly.
+# This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -41,7 +42,7 @@ tsan_tests=(cache_unit_tests watch_unit_tests informer_unit_tests upstream_liste
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKCP_TSAN=ON -DKCP_BENCH=OFF \
   -DKCP_TEST_APISERVER="$root/build/bin/kube-test-apiserver" >/dev/null
 cmake --build build-tsan -j"$jobs" --target cache_unit_tests watch_unit_tests informer_unit_tests \
-  upstream_lister_watcher_tests proxy_unit_tests cached-watch-server kube-cache-proxy
+  upstream_lister_watcher_tests proxy_unit_tests kube-cache-proxy
 
 step "test: tsan"
 # Reports go to files (log_path), so that a race in a child process (the proxy under an
@@ -56,5 +57,10 @@ if compgen -G "build-tsan/tsan-reports/race*" >/dev/null; then
   tsan_ok=0
 fi
 [ "$tsan_ok" = 1 ]
+
+step "fuzz: libFuzzer targets, ASan+UBSan, 10 s each"
+# A clang build of only the parsers and the fuzz binaries (build-fuzz); each target
+# starts from its seed corpus (docs/fuzzing.md). The replay tests above ran the seeds.
+bash scripts/fuzz.sh --seconds 10
 
 step "all tests passed"

@@ -52,7 +52,10 @@ std::string readItems(od::value& items_value, ListPage& page) {
     if (item_result.get_object().get(item)) return "list item is not a JSON object";
     std::string_view raw;
     if (item.raw_json().get(raw)) return "malformed list item";
-    page.items.emplace_back(trimTrailingSpace(raw));
+    raw = trimTrailingSpace(raw);
+    // On-demand skipping counts nesting without matching bracket kinds ({"a":[}]).
+    if (!raw.ends_with('}')) return "malformed list item";
+    page.items.emplace_back(raw);
   }
   return "";
 }

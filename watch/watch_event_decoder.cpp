@@ -161,7 +161,11 @@ DecodeResult WatchEventDecoder::decode(std::string_view line) {
       if (field.value().get_object().get(object)) return fail("event object is not a JSON object");
       std::string_view raw;
       if (object.raw_json().get(raw)) return fail("malformed event object");
-      event.object.assign(trimTrailingSpace(raw));
+      raw = trimTrailingSpace(raw);
+      // On-demand skipping counts nesting without matching bracket kinds, so
+      // {"a":[}] reaches here whole; its bytes must not reach the store.
+      if (!raw.ends_with('}')) return fail("malformed event object");
+      event.object.assign(raw);
       if (object.reset().error()) return fail("malformed event object");
       if (auto err = readObjectFields(object, event, has_rv); !err.empty()) return fail(err);
       has_object = true;

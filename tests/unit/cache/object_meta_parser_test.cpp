@@ -133,6 +133,14 @@ TEST_CASE("Bad objects are errors, not crashes") {
   CHECK_FALSE(parser.parseObject(R"({"metadata":{"name":"a","resourceVersion":"abc"}})").has_value());
   CHECK_FALSE(parser.parseObject(R"({"metadata":{"name":"a","resourceVersion":"99999999999999999999"}})").has_value());
   CHECK_FALSE(parser.parseObject(R"({"metadata":{"name":"a","resourceVersion":12}})").has_value());
+  // Two metadata members (found by fuzzing: the managedFields splice left a dangling comma).
+  ParserOptions strip;
+  strip.strip_managed_fields = true;
+  ObjectMetaParser stripping(strip);
+  CHECK_FALSE(stripping
+                  .parseObject(R"({"metadata":{"name":"a","resourceVersion":"1","managedFields":[{}]},)"
+                               R"("metadata":{"name":"a","resourceVersion":"1"}})")
+                  .has_value());
   auto error = parser.parseObject(R"({"metadata":{"name":"a","resourceVersion":"x1"}})");
   REQUIRE_FALSE(error.has_value());
   CHECK(error.error().message.find("x1") != std::string::npos);

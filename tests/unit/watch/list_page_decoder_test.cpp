@@ -31,4 +31,6 @@ TEST_CASE("A list page without a resourceVersion or with broken items is rejecte
   CHECK_FALSE(decodeListPage(R"({"kind":"PodList","metadata":{},"items":[]})").page);
   CHECK_FALSE(decodeListPage(R"({"metadata":{"resourceVersion":"1"},"items":[1,2]})").page);
   CHECK_FALSE(decodeListPage("{").page);
+  // Mismatched brackets inside an item (found by fuzzing: simdjson skips by depth alone).
+  CHECK_FALSE(decodeListPage(R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"a"}]]})").page);
 }
