@@ -67,7 +67,7 @@ Watches served from the cache:
   --watch-bookmark-interval DUR  bookmark period for clients that allow bookmarks (default 60s)
   --watch-max-lifetime DUR  a watch without timeoutSeconds ends after a random time in
                             [DUR/2, DUR) so clients do not reconnect in lockstep (default 1h:
-                            the apiserver's --min-request-timeout 1800s times a factor in [1,2))
+                            the apiserver's min-request-timeout 1800s times a factor in [1,2))
   --watch-queue-capacity N  events a watcher may fall behind before it is closed (default 1000)
 
 Limits (defaults as kube-apiserver's; 0 means unlimited where noted):
