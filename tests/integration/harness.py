@@ -131,22 +131,28 @@ def http_get(host, port, path, headers=None, timeout=10):
         conn.close()
 
 
+def read_until_close(sock, timeout=10):
+    """Everything the server sends until it closes (a reset counts as a close)."""
+    sock.settimeout(timeout)
+    chunks = []
+    while True:
+        try:
+            d = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not d:
+            break
+        chunks.append(d)
+    return b"".join(chunks)
+
+
 def raw_exchange(host, port, data, shut_wr=False, timeout=10):
     """Sends raw bytes and reads until the server closes; returns everything read."""
     with socket.create_connection((host, port), timeout=timeout) as s:
         s.sendall(data)
         if shut_wr:
             s.shutdown(socket.SHUT_WR)
-        chunks = []
-        while True:
-            try:
-                d = s.recv(65536)
-            except ConnectionResetError:
-                break
-            if not d:
-                break
-            chunks.append(d)
-        return b"".join(chunks)
+        return read_until_close(s, timeout)
 
 
 def make_pki(directory):

@@ -20,21 +20,6 @@ READ_HEADER_TIMEOUT = 1.0    # seconds
 IDLE_TIMEOUT = 4.0           # longer than READ_HEADER_TIMEOUT, so the two can be told apart
 
 
-def read_answer(sock, timeout=10):
-    """Everything the server sends until it closes (a reset counts as a close)."""
-    sock.settimeout(timeout)
-    chunks = []
-    while True:
-        try:
-            d = sock.recv(65536)
-        except ConnectionResetError:
-            break
-        if not d:
-            break
-        chunks.append(d)
-    return b"".join(chunks)
-
-
 def split_answer(answer):
     head, body = answer.split(b"\r\n\r\n", 1)
     lines = head.decode().split("\r\n")
@@ -127,7 +112,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
             chunk = b"%x\r\n%s\r\n" % (len(piece), piece)
             s.sendall(b"PUT /api/v1/namespaces/default/configmaps/c HTTP/1.1\r\nHost: p\r\n"
                       b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk * 4 + b"0\r\n\r\n")
-            status_line, headers, body = split_answer(read_answer(s))
+            status_line, headers, body = split_answer(harness.read_until_close(s))
         self.assertEqual(status_line, "HTTP/1.1 413 Request Entity Too Large")
         self.assert_413(413, headers, body)
         self.assert_still_serving()
@@ -147,7 +132,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
     def test_a_head_over_the_limit_gets_431_like_go_net_http(self):
         with self.connect() as s:
             s.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\nX-Big: " + b"a" * (HEADER_LIMIT + 4096) + b"\r\n\r\n")
-            answer = read_answer(s)
+            answer = harness.read_until_close(s)
         self.assertTrue(answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large"), answer[:100])
         self.assert_still_serving()
 
@@ -157,7 +142,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
         many = b"".join(b"X-H-%d: v\r\n" % i for i in range(2000))  # ~24 KiB
         with self.connect() as s:
             s.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\n" + many + b"\r\n")
-            answer = read_answer(s)
+            answer = harness.read_until_close(s)
         self.assertTrue(answer.startswith(b"HTTP/1.1 431 "), answer[:100])
         # Under the bound: forwarded (90: the stub upstream, Python's http.server, takes 100 at most).
         few = {"X-H-%d" % i: "v" * 60 for i in range(90)}  # ~6.3 KiB
@@ -185,7 +170,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
             while len(body) < int(headers["content-length"]):
                 body += s.recv(65536)
             served = time.monotonic()
-            rest = read_answer(s, timeout=IDLE_TIMEOUT * 4)
+            rest = harness.read_until_close(s, timeout=IDLE_TIMEOUT * 4)
             idle = time.monotonic() - served
         self.assertEqual(rest, b"")
         self.assertGreaterEqual(idle, IDLE_TIMEOUT * 0.9)
