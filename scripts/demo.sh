@@ -63,7 +63,11 @@ run get namespaces
 run get pods -A -o wide
 run get deployments,configmaps -n default
 run get widgets -A
-run get --raw "/api/v1/namespaces/demo/pods?limit=1" | head -c 300; echo
+# The first 300 bytes of a paged LIST (read whole first: a pipe into head would make
+# kubectl die of SIGPIPE, which pipefail turns into the script's failure).
+echo; echo "\$ kubectl get --raw /api/v1/namespaces/demo/pods?limit=1"
+raw=$($kubectl get --raw "/api/v1/namespaces/demo/pods?limit=1")
+printf '%s ...\n' "${raw:0:300}"
 echo
 echo "$(curl -fsS "http://$proxy_listen/metrics" | grep -c '^kube_cache_proxy_') kube_cache_proxy_* metric lines at http://$proxy_listen/metrics"
 cat <<MSG
