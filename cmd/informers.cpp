@@ -88,11 +88,11 @@ Informers::Informers(const config::Config& config, const proxy::UpstreamOptions&
   options.reflector.upstream_health = health_.get();
   manager_ = std::make_shared<watch::InformerManager>(std::move(options), discovery_, factory, clock_,
                                                       store_clock_, relist_limiter_);
-  watch::CacheMaintenanceOptions maintenance;
-  if (!config.state_dir.empty()) maintenance.state_save_interval = config.state_save_interval;
-  maintenance.drift_check_interval = config.drift_check_interval;
-  maintenance.log = logTo;
-  maintenance_ = std::make_unique<watch::CacheMaintenance>(maintenance, *manager_, std::move(factory), clock_);
+  watch::CacheBackgroundTasksOptions background;
+  if (!config.state_dir.empty()) background.state_save_interval = config.state_save_interval;
+  background.drift_check_interval = config.drift_check_interval;
+  background.log = logTo;
+  background_tasks_ = std::make_unique<watch::CacheBackgroundTasks>(background, *manager_, std::move(factory), clock_);
   save_on_stop_ = !config.state_dir.empty();
   if (save_on_stop_) {
     std::error_code error;
@@ -101,17 +101,17 @@ Informers::Informers(const config::Config& config, const proxy::UpstreamOptions&
   }
 }
 
-void Informers::startMaintenance() { maintenance_->start(); }
+void Informers::startBackgroundTasks() { background_tasks_->start(); }
 
 void Informers::stop() {
-  maintenance_->stop();
+  background_tasks_->stop();
   // Held past the manager's stop: the stores stay readable, and stopped reflectors
   // leave each one final at its RV.
   const auto informers = manager_->informers();
   manager_->stop();
   if (!save_on_stop_) return;
   const auto started = std::chrono::steady_clock::now();
-  const size_t saved = watch::CacheMaintenance::saveAll(informers);
+  const size_t saved = watch::CacheBackgroundTasks::saveAll(informers);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
   spdlog::info("saved the state of {} cached resources in {:.2f} s", saved, took.count());
 }

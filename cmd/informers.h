@@ -12,7 +12,7 @@
 #include "proxy/upstream/http_discovery.h"
 #include "proxy/upstream/upstream_connector.h"
 #include "proxy/upstream_options.h"
-#include "watch/cache_maintenance.h"
+#include "watch/cache_background_tasks.h"
 #include "watch/clock.h"
 #include "watch/informer_manager.h"
 #include "watch/relist_limiter.h"
@@ -29,8 +29,8 @@ class Informers {
 
   std::shared_ptr<watch::InformerManager> manager() const { return manager_; }
   // Starts state saving and drift checks (when configured); call after manager()->start().
-  void startMaintenance();
-  // Shutdown: stops the maintenance and the informers, then saves every cached resource's
+  void startBackgroundTasks();
+  // Shutdown: stops the background tasks and the informers, then saves every cached resource's
   // state to --state-dir (when set) for the next start.
   void stop();
   // The upstream breaker the reflectors, discovery and the server share.
@@ -46,7 +46,7 @@ class Informers {
   std::shared_ptr<proxy::upstream::UpstreamConnector> connector_;
   proxy::upstream::HttpDiscovery discovery_;
   std::shared_ptr<watch::InformerManager> manager_;
-  std::unique_ptr<watch::CacheMaintenance> maintenance_;
+  std::unique_ptr<watch::CacheBackgroundTasks> background_tasks_;
   bool save_on_stop_ = false;
 };
 

@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
     server.setReadinessCheck([manager] { return manager->ready(); });
     server.metrics().setCollector(informers.metricsCollector());
     manager->start();
-    informers.startMaintenance();
+    informers.startBackgroundTasks();
     server.start();
     const std::string& host = server.listenHost();
     const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;

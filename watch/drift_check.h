@@ -5,7 +5,7 @@
 // PartialObjectMetadataList (N4) so only metadata crosses the wire. Both sides describe
 // the same moment, so any difference is drift: an event the cache never applied.
 //
-// Blocking (upstream LISTs); run it on a maintenance thread with the informer's own
+// Blocking (upstream LISTs); run it on a background thread with the informer's own
 // ListerWatcher (never the reflector's, which is single-threaded).
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "watch/cache_maintenance.h"
+#include "watch/cache_background_tasks.h"
 
 #include <algorithm>
 #include <exception>
@@ -6,30 +6,30 @@
 
 namespace watch {
 
-CacheMaintenance::CacheMaintenance(CacheMaintenanceOptions options, InformerManager& manager,
+CacheBackgroundTasks::CacheBackgroundTasks(CacheBackgroundTasksOptions options, InformerManager& manager,
                                    ListerWatcherFactory factory, Clock& clock)
     : options_(std::move(options)), manager_(manager), factory_(std::move(factory)), clock_(clock) {}
 
-CacheMaintenance::~CacheMaintenance() { stop(); }
+CacheBackgroundTasks::~CacheBackgroundTasks() { stop(); }
 
-void CacheMaintenance::start() {
+void CacheBackgroundTasks::start() {
   if (options_.state_save_interval.count() <= 0 && options_.drift_check_interval.count() <= 0) return;
   thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
 }
 
-void CacheMaintenance::stop() {
+void CacheBackgroundTasks::stop() {
   if (!thread_.joinable()) return;
   thread_.request_stop();
   thread_.join();
 }
 
-size_t CacheMaintenance::saveAll(const std::vector<std::shared_ptr<Informer>>& informers) {
+size_t CacheBackgroundTasks::saveAll(const std::vector<std::shared_ptr<Informer>>& informers) {
   size_t saved = 0;
   for (const auto& informer : informers) saved += informer->saveState() ? 1 : 0;
   return saved;
 }
 
-void CacheMaintenance::run(std::stop_token stop) {
+void CacheBackgroundTasks::run(std::stop_token stop) {
   const bool saving = options_.state_save_interval.count() > 0;
   const bool checking = options_.drift_check_interval.count() > 0;
   // Wake often enough for the shorter interval, but never spin.
@@ -70,7 +70,7 @@ void CacheMaintenance::run(std::stop_token stop) {
   }
 }
 
-void CacheMaintenance::checkDrift(Informer& informer, Tracked& tracked, std::stop_token stop) {
+void CacheBackgroundTasks::checkDrift(Informer& informer, Tracked& tracked, std::stop_token stop) {
   DriftStats& stats = informer.driftStats();
   DriftReport report;
   try {
@@ -108,7 +108,7 @@ void CacheMaintenance::checkDrift(Informer& informer, Tracked& tracked, std::sto
   }
 }
 
-void CacheMaintenance::log(LogLevel level, const std::string& message) const {
+void CacheBackgroundTasks::log(LogLevel level, const std::string& message) const {
   if (options_.log) options_.log(level, message);
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// CacheMaintenance: the periodic work on every running informer that is not the
+// CacheBackgroundTasks: the periodic work on every running informer that is not the
 // reflector's (issue #7): saving its state for a warm restart (--state-save-interval)
 // and checking it for drift against the upstream (--drift-check-interval), repairing
 // drift with a relist. Either interval at zero turns that work off.
@@ -21,20 +21,20 @@
 
 namespace watch {
 
-struct CacheMaintenanceOptions {
+struct CacheBackgroundTasksOptions {
   std::chrono::milliseconds state_save_interval{0};  // 0: saved only at shutdown (saveAll)
   std::chrono::milliseconds drift_check_interval{0};  // 0: no drift checks
   LogSink log;
 };
 
-class CacheMaintenance {
+class CacheBackgroundTasks {
  public:
   // Everything borrowed must outlive this object.
-  CacheMaintenance(CacheMaintenanceOptions options, InformerManager& manager, ListerWatcherFactory factory,
+  CacheBackgroundTasks(CacheBackgroundTasksOptions options, InformerManager& manager, ListerWatcherFactory factory,
                    Clock& clock);
-  ~CacheMaintenance();
-  CacheMaintenance(const CacheMaintenance&) = delete;
-  CacheMaintenance& operator=(const CacheMaintenance&) = delete;
+  ~CacheBackgroundTasks();
+  CacheBackgroundTasks(const CacheBackgroundTasks&) = delete;
+  CacheBackgroundTasks& operator=(const CacheBackgroundTasks&) = delete;
 
   // Starts the thread when any interval is set.
   void start();
@@ -53,7 +53,7 @@ class CacheMaintenance {
   void checkDrift(Informer& informer, Tracked& tracked, std::stop_token stop);
   void log(LogLevel level, const std::string& message) const;
 
-  const CacheMaintenanceOptions options_;
+  const CacheBackgroundTasksOptions options_;
   InformerManager& manager_;
   const ListerWatcherFactory factory_;
   Clock& clock_;
