@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "proxy/io_internal.h"
@@ -38,8 +39,14 @@ asio::awaitable<bool> awaitConsistency(CacheContext& ctx, const watch::CachedRes
 // "/api/v1/namespaces/ns/pods": the collection a request reads, without the name.
 std::string collectionPath(const RequestInfo& info, std::string_view ns);
 
-// Waits without blocking the io thread until `store` reaches `rv` (true) or `deadline`
-// passes (false).
+// Waits without blocking the io thread until `done()` holds (true) or `deadline` passes
+// (false), checking it with a timer whose interval doubles from `first` up to `longest`:
+// the waits this serves (R7, C1 fences, read-your-writes) are usually a few milliseconds,
+// and polling costs nothing on the reflector's write path.
+asio::awaitable<bool> awaitStore(std::function<bool()> done, std::chrono::steady_clock::time_point deadline,
+                                 std::chrono::microseconds first, std::chrono::microseconds longest);
+
+// Waits until `store` reaches `rv` (true) or `deadline` passes (false).
 asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,
                                            std::chrono::steady_clock::time_point deadline);
 

@@ -592,21 +592,25 @@ void ProxyServer::setUpstreamHealth(std::shared_ptr<watch::UpstreamHealth> healt
 
 namespace io {
 
-asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,
-                                           std::chrono::steady_clock::time_point deadline) {
-  // Polls with a growing interval: the waits this serves (R7, C1 fences) are usually a
-  // few milliseconds, and a timer costs nothing on the reflector's write path.
+asio::awaitable<bool> awaitStore(std::function<bool()> done, std::chrono::steady_clock::time_point deadline,
+                                 std::chrono::microseconds first, std::chrono::microseconds longest) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
-  auto interval = std::chrono::microseconds(500);
-  while (store.currentRV() < rv) {
+  auto interval = first;
+  while (!done()) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) co_return false;
     timer.expires_at(std::min(deadline, now + interval));
     error_code ec;
     co_await timer.async_wait(redirect_error(use_awaitable, ec));
-    interval = std::min<std::chrono::microseconds>(interval * 2, std::chrono::milliseconds(20));
+    interval = std::min(interval * 2, longest);
   }
   co_return true;
+}
+
+asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,
+                                           std::chrono::steady_clock::time_point deadline) {
+  co_return co_await awaitStore([&store, rv] { return store.currentRV() >= rv; }, deadline,
+                                std::chrono::microseconds(500), std::chrono::milliseconds(20));
 }
 
 }  // namespace io

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "proxy/cache_serving.h"
 #include "proxy/io_internal.h"
 #include "proxy/proxy_metrics.h"
 #include "proxy/read_route.h"
@@ -199,22 +200,13 @@ asio::awaitable<bool> readHeldBody(UpstreamConnection& conn, UpstreamParser& rp,
   co_return true;
 }
 
-// Waits without blocking the io thread until `store` shows `expected` (true) or
-// `deadline` passes (false). Polls: the watch event usually lands within a millisecond
-// or two of the answer, so the interval starts small and stays small.
+// Waits until `store` shows `expected` (true) or `deadline` passes (false). The watch
+// event usually lands within a millisecond or two of the answer, so the polling interval
+// starts small and stays small.
 asio::awaitable<bool> awaitCacheShows(const WriteExpectation& expected, const cache::ThreadSafeStore& store,
                                       std::chrono::steady_clock::time_point deadline) {
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  auto interval = std::chrono::microseconds(200);
-  while (!satisfiedBy(expected, store)) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) co_return false;
-    timer.expires_at(std::min(deadline, now + interval));
-    error_code ec;
-    co_await timer.async_wait(redirect_error(use_awaitable, ec));
-    interval = std::min<std::chrono::microseconds>(interval * 2, std::chrono::milliseconds(2));
-  }
-  co_return true;
+  co_return co_await awaitStore([&expected, &store] { return satisfiedBy(expected, store); }, deadline,
+                                std::chrono::microseconds(200), std::chrono::milliseconds(2));
 }
 
 // The held write's answer: waits for the cache (bounded), then sends the upstream's
