@@ -2,6 +2,7 @@
 // W1-W11; docs/design/watch.md). The request is planned by plain code (watch_request.h);
 // this file only streams: head, initial state or history replay, then the watcher's
 // queue until the deadline, the client leaves, the watcher is closed, or the server stops.
+#include <charconv>
 #include <mutex>
 #include <random>
 
@@ -38,7 +39,9 @@ double randomUnit() {
 }
 
 // The chunked body of one watch response: frames are gathered (shared ones are not
-// copied) and written as one chunk, so a batch of events is one write.
+// copied) and written as one chunk, so a batch of events is one write. A chunk that a
+// non-blocking write sent only in part keeps its place; nothing is added to it until the
+// rest is out.
 class ChunkWriter {
  public:
   ChunkWriter(DownstreamStream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
@@ -51,46 +54,126 @@ class ChunkWriter {
   size_t bytes() const { return bytes_; }
   bool empty() const { return pieces_.empty(); }
 
-  // Throws when the client cannot be written to.
+  // One non-blocking sendmsg of what is left of the chunk (plain TCP only: TLS bytes must
+  // go through the encryption). True when the whole chunk is out. A client that keeps up
+  // has room in its socket buffer, so this skips the write timer and the completion post
+  // of an async write, which at thousands of watchers per event are most of the
+  // per-delivery cost. `ec` is set on a failure other than a full buffer.
+  bool trySend(error_code& ec) {
+    ec = {};
+    if (pieces_.empty()) return true;
+    if (stream_.tls()) return false;
+    auto& socket = stream_.socket();
+    if (!socket.non_blocking()) socket.non_blocking(true, ec);
+    if (ec) return false;
+    const size_t n = socket.write_some(remaining(), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
+    stream_.countWritten(n);
+    sent_ += n;
+    if (sent_ < size_line_len_ + bytes_ + 2) return false;
+    clear();
+    return true;
+  }
+
+  // Writes the rest of the chunk; throws when the client cannot be written to.
   asio::awaitable<void> flush() {
-    if (pieces_.empty()) co_return;
-    const std::string size_line = fmt::format("{:x}\r\n", bytes_);
-    std::vector<asio::const_buffer> buffers;
-    buffers.reserve(pieces_.size() + 2);
-    buffers.push_back(asio::buffer(size_line));
-    for (const auto& p : pieces_) buffers.push_back(asio::buffer(*p));
-    buffers.push_back(asio::buffer("\r\n", 2));
-    // A client that keeps up has room in its socket buffer: one non-blocking sendmsg
-    // now skips the write timer and the completion post of an async write, which at
-    // thousands of watchers per event are most of the per-delivery cost. Only what
-    // does not fit waits, under the write timeout.
-    // TLS streams always take the async write: their bytes must go through the encryption.
-    const size_t total = asio::buffer_size(buffers);
-    size_t written = 0;
-    if (!stream_.tls()) {
-      error_code ec;
-      auto& socket = stream_.socket();
-      if (!socket.non_blocking()) socket.non_blocking(true, ec);
-      written = ec ? 0 : socket.write_some(buffers, ec);
-      if (ec && ec != asio::error::would_block && ec != asio::error::try_again) throw boost::system::system_error(ec);
-      stream_.countWritten(written);
-    }
-    if (written < total) {
-      beast::buffers_suffix<std::vector<asio::const_buffer>> rest(buffers);
-      rest.consume(written);
-      stream_.expires_after(timeout_);
-      co_await asio::async_write(stream_, rest, use_awaitable);
-      stream_.expires_never();
-    }
-    pieces_.clear();
-    bytes_ = 0;
+    error_code ec;
+    if (trySend(ec)) co_return;
+    if (ec) throw boost::system::system_error(ec);
+    stream_.expires_after(timeout_);
+    co_await asio::async_write(stream_, remaining(), use_awaitable);
+    stream_.expires_never();
+    clear();
   }
 
  private:
+  // The chunk's buffers after the `sent_` bytes already written. The size line is fixed
+  // when the first byte goes out; the buffer list is reused (no allocation per event).
+  const std::vector<asio::const_buffer>& remaining() {
+    if (size_line_len_ == 0) {
+      auto [end, ec] = std::to_chars(size_line_, size_line_ + sizeof size_line_ - 2, bytes_, 16);
+      end[0] = '\r';
+      end[1] = '\n';
+      size_line_len_ = static_cast<size_t>(end + 2 - size_line_);
+    }
+    iov_.clear();
+    size_t skip = sent_;
+    auto push = [&](const void* data, size_t size) {
+      if (skip >= size) {
+        skip -= size;
+        return;
+      }
+      iov_.push_back(asio::const_buffer(static_cast<const char*>(data) + skip, size - skip));
+      skip = 0;
+    };
+    push(size_line_, size_line_len_);
+    for (const auto& p : pieces_) push(p->data(), p->size());
+    push("\r\n", 2);
+    return iov_;
+  }
+  void clear() {
+    pieces_.clear();
+    bytes_ = 0;
+    sent_ = 0;
+    size_line_len_ = 0;
+  }
+
   DownstreamStream& stream_;
   std::chrono::milliseconds timeout_;
   std::vector<watch::FrameConstSharedPtr> pieces_;
   size_t bytes_ = 0;
+  char size_line_[24];         // hex size and CRLF, set when the chunk is first written
+  size_t size_line_len_ = 0;   // 0: not yet set
+  size_t sent_ = 0;            // bytes of this chunk already written
+  std::vector<asio::const_buffer> iov_;
+};
+
+// What the stream coroutine and its wake-ups share on the stream's io thread (never
+// touched from another thread): the writer, the watcher's queue and the stream's RV.
+struct LiveWatch {
+  LiveWatch(DownstreamStream& stream, std::chrono::milliseconds write_timeout, std::shared_ptr<watch::CacheWatcher> w,
+            const watch::BookmarkEncoder& b)
+      : out(stream, write_timeout), watcher(std::move(w)), bookmarks(b) {}
+
+  // Moves the watcher's queue into `out`: frames as they are, bookmarks encoded when they
+  // move the stream's RV forward (W7: never backwards).
+  // Returns whether the watcher was still open when its queue was taken.
+  watch::CacheWatcher::CloseReason takeQueued() {
+    batch.clear();
+    const auto state = watcher->takeAll(batch);
+    for (auto& item : batch) {
+      if (item.bookmark()) {
+        if (item.resource_version > last_rv) {
+          out.add(bookmarks.frame(item.resource_version));
+          last_rv = item.resource_version;
+          ++events_sent;
+        }
+        continue;
+      }
+      out.add(std::move(item.frame));
+      last_rv = item.resource_version;
+      ++events_sent;
+    }
+    return state;
+  }
+
+  // Called by a wake-up while the coroutine is parked: writes the queue without waking
+  // it. False when the coroutine must run (a partial write, an error, a closed watcher);
+  // what was taken stays in `out` for it.
+  bool deliverInline() {
+    if (!parked || !out.empty()) return false;
+    if (takeQueued() != watch::CacheWatcher::CloseReason::Open) return false;
+    error_code ec;
+    return out.trySend(ec);
+  }
+
+  ChunkWriter out;
+  std::shared_ptr<watch::CacheWatcher> watcher;
+  const watch::BookmarkEncoder& bookmarks;
+  std::vector<watch::QueuedFrame> batch;
+  uint64_t last_rv = 0;
+  uint64_t events_sent = 0;
+  bool parked = false;  // the coroutine waits on its wake timer with nothing to write
 };
 
 // Wakes the stream's coroutine from the dispatcher's thread. Disarmed before the
@@ -100,13 +183,16 @@ struct Waker {
   bool armed = true;
   // Owned by the coroutine's frame: alive means the coroutine (and its stream) are.
   std::weak_ptr<asio::steady_timer> timer;
+  std::weak_ptr<LiveWatch> live;
   DownstreamStream* stream = nullptr;
   std::weak_ptr<watch::CacheWatcher> watcher;
 
-  // On the io thread.
+  // On the io thread. A parked stream whose client keeps up gets its frames written
+  // here, with no timer cancelled and re-armed and no coroutine resumed per event.
   void run() {
     auto t = timer.lock();
     if (!t) return;
+    if (auto l = live.lock(); l && l->deliverInline()) return;
     t->cancel();
     // A watcher closed for being slow is usually stuck in a write to a client that does
     // not read: abort it, so its socket buffers and queue are freed now (W6).
@@ -216,7 +302,7 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
   const auto started = Clock::now();
   const auto deadline = started + plan.lifetime;
   const bool keep = req.keep_alive && req.parser.is_done();
-  ChunkWriter out(req.stream, options.write_timeout);
+  ChunkWriter out(req.stream, options.write_timeout);  // head, initial state and replay
 
   // W9 at RV=N: the cache must reach N first (bounded), else one ERROR event (W5).
   if (plan.wait_for_rv && store.currentRV() < *plan.wait_for_rv) {
@@ -236,6 +322,8 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
   WakerGuard waker_guard{waker};
   auto watcher = std::make_shared<watch::CacheWatcher>(
       plan.filter, watch::CacheWatcherOptions{options.watch_queue_capacity, plan.allow_bookmarks});
+  auto live = std::make_shared<LiveWatch>(req.stream, options.write_timeout, watcher, bookmarks);
+  waker->live = live;
   waker->stream = &req.stream;
   waker->watcher = watcher;
   watcher->setWakeCallback([waker, hub = WakeHub::forThisThread(executor)] { wakeStream(waker, hub); });
@@ -348,44 +436,33 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
       }
     }
 
-    std::vector<watch::QueuedFrame> batch;
+    live->last_rv = last_rv;
+    live->events_sent = events_sent;
     auto next_bookmark = started + options.watch_bookmark_interval;
     bool pre_deadline_sent = false;
     while (!control.stopping && !client->gone) {
+      // What a wake-up could not write completely goes first: the chunk is under way.
+      if (!live->out.empty()) {
+        co_await live->out.flush();
+        continue;
+      }
       const auto now = Clock::now();
       if (now >= deadline) break;
       const bool pre_deadline = !pre_deadline_sent && now + kPreDeadlineBookmark >= deadline;
       const bool bookmark_due = plan.allow_bookmarks && (now >= next_bookmark || pre_deadline);
       // Read before draining: every event at or below it is already queued (W7, W11).
       const uint64_t bookmark_rv = bookmark_due ? dispatcher.lastRV() : 0;
-      batch.clear();
-      watcher->takeAll(batch);
-      for (auto& item : batch) {
-        if (item.bookmark()) {
-          if (item.resource_version > last_rv) {
-            out.add(bookmarks.frame(item.resource_version));
-            last_rv = item.resource_version;
-            ++events_sent;
-          }
-          continue;
-        }
-        out.add(std::move(item.frame));
-        last_rv = item.resource_version;
-        ++events_sent;
-      }
+      live->takeQueued();
       if (bookmark_due) {
         if (pre_deadline) pre_deadline_sent = true;
         next_bookmark = now + options.watch_bookmark_interval;
-        if (bookmark_rv > last_rv) {
-          out.add(bookmarks.frame(bookmark_rv));
-          last_rv = bookmark_rv;
-          ++events_sent;
+        if (bookmark_rv > live->last_rv) {
+          live->out.add(bookmarks.frame(bookmark_rv));
+          live->last_rv = bookmark_rv;
+          ++live->events_sent;
         }
       }
-      if (!out.empty()) {
-        co_await out.flush();
-        continue;
-      }
+      if (!live->out.empty()) continue;
       if (watcher->closeReason() != watch::CacheWatcher::CloseReason::Open) break;
       auto wake_at = deadline;
       if (plan.allow_bookmarks) {
@@ -394,12 +471,16 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
       }
       wake_timer->expires_at(wake_at);
       error_code ec;
+      live->parked = true;
       co_await wake_timer->async_wait(redirect_error(use_awaitable, ec));
+      live->parked = false;
     }
     if (!client->gone) co_await writeDownstream(req.stream, "0\r\n\r\n", options.write_timeout);
   } catch (...) {
     failure = std::current_exception();  // co_await is not allowed inside a handler
   }
+  live->parked = false;
+  events_sent = std::max(events_sent, live->events_sent);
   waker_guard.disarm();
   registration.reset();
   if (watcher->closeReason() == watch::CacheWatcher::CloseReason::TooSlow) {

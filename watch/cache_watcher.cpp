@@ -48,7 +48,7 @@ void CacheWatcher::close(CloseReason reason) {
   wake();
 }
 
-void CacheWatcher::takeAll(std::vector<QueuedFrame>& out) {
+CacheWatcher::CloseReason CacheWatcher::takeAll(std::vector<QueuedFrame>& out) {
   std::lock_guard lock(mu_);
   if (out.empty()) {
     out.swap(queue_);
@@ -56,6 +56,7 @@ void CacheWatcher::takeAll(std::vector<QueuedFrame>& out) {
     for (QueuedFrame& f : queue_) out.push_back(std::move(f));
     queue_.clear();
   }
+  return closed_;
 }
 
 CacheWatcher::CloseReason CacheWatcher::closeReason() const {

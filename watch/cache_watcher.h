@@ -62,8 +62,8 @@ class CacheWatcher {
   void wake();
 
   // --- Consumer (the stream) ---
-  // Moves everything queued into `out` (appending).
-  void takeAll(std::vector<QueuedFrame>& out);
+  // Moves everything queued into `out` (appending); returns closeReason() as of the take.
+  CloseReason takeAll(std::vector<QueuedFrame>& out);
   CloseReason closeReason() const;
   size_t queued() const;
 

@@ -1,8 +1,11 @@
-// watch-load: holds thousands of WATCH streams on one epoll thread and measures each
+// watch-load: holds thousands of WATCH streams on a few epoll threads and measures each
 // event's delivery latency, so that the load client is not what a watch benchmark
 // measures (bench_watch_scale.py drives it).
 //
-//   watch-load --port P --path PATH --watchers N [--stalled M] [--host 127.0.0.1]
+//   watch-load --port P --path PATH --watchers N [--stalled M] [--threads T] [--host 127.0.0.1]
+//
+// --threads (default 1): each thread reads every T-th stream on its own epoll, so the
+// client can use as many cores as the server it measures.
 //
 // PATH may contain "{i}", replaced by the watcher's number modulo --distinct (default N),
 // e.g. "...&fieldSelector=spec.nodeName%3Dnode-{i}". Stalled watchers send their request
@@ -16,13 +19,16 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +36,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -152,6 +159,7 @@ int main(int argc, char** argv) {
   size_t watchers = 0;
   size_t stalled = 0;
   size_t distinct = 0;
+  size_t threads = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
@@ -161,6 +169,7 @@ int main(int argc, char** argv) {
     else if (flag == "--watchers") watchers = std::stoul(value);
     else if (flag == "--stalled") stalled = std::stoul(value);
     else if (flag == "--distinct") distinct = std::stoul(value);
+    else if (flag == "--threads") threads = std::max<size_t>(1, std::stoul(value));
     else die("unknown flag " + flag);
   }
   if (port == 0 || path.empty()) die("--port and --path are required");
@@ -178,99 +187,136 @@ int main(int argc, char** argv) {
   addr.sin_port = htons(static_cast<uint16_t>(port));
   if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) die("bad --host " + host);
 
-  const int ep = epoll_create1(EPOLL_CLOEXEC);
   std::vector<Stream> streams(watchers + stalled);
-  Totals totals;
-  totals.latencies_ms.reserve(1 << 22);
-  size_t next = 0;
-  size_t connecting = 0;
-  size_t ready = 0;
-  bool announced = false;
-  // A bounded number of connects in flight keeps the listen backlog from overflowing.
-  constexpr size_t kInFlight = 256;
-  auto startMore = [&] {
-    while (next < streams.size() && connecting < kInFlight) {
-      Stream& s = streams[next];
-      const bool is_stalled = next >= watchers;
-      std::string p = path;
-      if (const size_t at = p.find("{i}"); at != std::string::npos) p.replace(at, 3, std::to_string(next % distinct));
-      s.request = "GET " + p + " HTTP/1.1\r\nHost: " + host + "\r\nAccept: application/json\r\n\r\n";
-      s.fd = connectTo(addr, is_stalled ? 4096 : 0);
-      epoll_event ev{};
-      ev.events = EPOLLOUT;
-      ev.data.u64 = next;
-      epoll_ctl(ep, EPOLL_CTL_ADD, s.fd, &ev);
-      ++connecting;
-      ++next;
+  // Each thread holds every threads-th stream on its own epoll; streams are only ever
+  // touched by their thread until the threads are joined.
+  std::vector<Totals> thread_totals(threads);
+  std::atomic<size_t> ready{0};
+  const int stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (stop < 0) die(std::string("eventfd: ") + std::strerror(errno));
+
+  auto work = [&](size_t thread) {
+    Totals& totals = thread_totals[thread];
+    totals.latencies_ms.reserve((1 << 22) / threads);
+    const int ep = epoll_create1(EPOLL_CLOEXEC);
+    size_t next = thread;
+    size_t connecting = 0;
+    // A bounded number of connects in flight keeps the listen backlog from overflowing.
+    const size_t in_flight = std::max<size_t>(1, 256 / threads);
+    auto startMore = [&] {
+      while (next < streams.size() && connecting < in_flight) {
+        Stream& s = streams[next];
+        const bool is_stalled = next >= watchers;
+        std::string p = path;
+        if (const size_t at = p.find("{i}"); at != std::string::npos) p.replace(at, 3, std::to_string(next % distinct));
+        s.request = "GET " + p + " HTTP/1.1\r\nHost: " + host + "\r\nAccept: application/json\r\n\r\n";
+        s.fd = connectTo(addr, is_stalled ? 4096 : 0);
+        epoll_event ev{};
+        ev.events = EPOLLOUT;
+        ev.data.u64 = next;
+        epoll_ctl(ep, EPOLL_CTL_ADD, s.fd, &ev);
+        ++connecting;
+        next += threads;
+      }
+    };
+    startMore();
+
+    epoll_event in{};
+    in.events = EPOLLIN;
+    in.data.u64 = UINT64_MAX;
+    epoll_ctl(ep, EPOLL_CTL_ADD, stop, &in);
+
+    std::vector<epoll_event> events(1024);
+    std::vector<char> buffer(1 << 16);
+    char* buf = buffer.data();
+    const size_t buf_size = buffer.size();
+    bool running = true;
+    while (running) {
+      const int n = epoll_wait(ep, events.data(), static_cast<int>(events.size()), 1000);
+      for (int k = 0; k < n; ++k) {
+        const uint64_t id = events[k].data.u64;
+        if (id == UINT64_MAX) {
+          running = false;
+          continue;
+        }
+        Stream& s = streams[id];
+        if (s.state == Stream::State::Connecting) {
+          const ssize_t w = send(s.fd, s.request.data() + s.sent, s.request.size() - s.sent, MSG_NOSIGNAL);
+          if (w < 0 && errno != EAGAIN) die(std::string("send: ") + std::strerror(errno));
+          if (w > 0) s.sent += static_cast<size_t>(w);
+          if (s.sent < s.request.size()) continue;
+          --connecting;
+          if (id >= watchers) {
+            // Stalled: never read again.
+            epoll_ctl(ep, EPOLL_CTL_DEL, s.fd, nullptr);
+            s.state = Stream::State::Done;
+            ++ready;
+          } else {
+            epoll_event ev{};
+            ev.events = EPOLLIN;
+            ev.data.u64 = id;
+            epoll_ctl(ep, EPOLL_CTL_MOD, s.fd, &ev);
+            s.state = Stream::State::Headers;
+          }
+          startMore();
+          continue;
+        }
+        for (;;) {
+          const ssize_t r = recv(s.fd, buf, buf_size, 0);
+          if (r < 0 && errno == EAGAIN) break;
+          if (r <= 0) {
+            ++totals.ended;
+            epoll_ctl(ep, EPOLL_CTL_DEL, s.fd, nullptr);
+            s.state = Stream::State::Done;
+            break;
+          }
+          s.pending.append(buf, static_cast<size_t>(r));
+          bool headers_done = false;
+          const bool open = parse(s, totals, headers_done);
+          if (headers_done) ++ready;
+          if (!open) {
+            ++totals.ended;
+            epoll_ctl(ep, EPOLL_CTL_DEL, s.fd, nullptr);
+            s.state = Stream::State::Done;
+            break;
+          }
+          // A short read emptied the socket: level-triggered epoll reports it again when
+          // more arrives, so a second recv that would only say EAGAIN is not made (it
+          // doubled the client's syscalls per event and slowed the measurement itself).
+          if (static_cast<size_t>(r) < buf_size) break;
+        }
+      }
     }
+    close(ep);
   };
-  startMore();
+  std::vector<std::thread> workers;
+  for (size_t t = 0; t < threads; ++t) workers.emplace_back(work, t);
 
-  epoll_event in{};
-  in.events = EPOLLIN;
-  in.data.u64 = UINT64_MAX;
-  epoll_ctl(ep, EPOLL_CTL_ADD, 0, &in);
-
-  std::vector<epoll_event> events(1024);
-  char buf[1 << 16];
+  // Announce once every stream is ready (or stdin ends first), then wait for stdin's EOF.
+  pollfd stdin_poll{0, POLLIN, 0};
   bool stdin_open = true;
+  bool announced = false;
+  char buf[4096];
   while (stdin_open) {
-    const int n = epoll_wait(ep, events.data(), static_cast<int>(events.size()), 1000);
-    for (int k = 0; k < n; ++k) {
-      const uint64_t id = events[k].data.u64;
-      if (id == UINT64_MAX) {
-        const ssize_t r = read(0, buf, sizeof buf);
-        if (r <= 0) stdin_open = false;
-        continue;
-      }
-      Stream& s = streams[id];
-      if (s.state == Stream::State::Connecting) {
-        const ssize_t w = send(s.fd, s.request.data() + s.sent, s.request.size() - s.sent, MSG_NOSIGNAL);
-        if (w < 0 && errno != EAGAIN) die(std::string("send: ") + std::strerror(errno));
-        if (w > 0) s.sent += static_cast<size_t>(w);
-        if (s.sent < s.request.size()) continue;
-        --connecting;
-        if (id >= watchers) {
-          // Stalled: never read again.
-          epoll_ctl(ep, EPOLL_CTL_DEL, s.fd, nullptr);
-          s.state = Stream::State::Done;
-          ++ready;
-        } else {
-          epoll_event ev{};
-          ev.events = EPOLLIN;
-          ev.data.u64 = id;
-          epoll_ctl(ep, EPOLL_CTL_MOD, s.fd, &ev);
-          s.state = Stream::State::Headers;
-        }
-        startMore();
-        continue;
-      }
-      for (;;) {
-        const ssize_t r = recv(s.fd, buf, sizeof buf, 0);
-        if (r < 0 && errno == EAGAIN) break;
-        if (r <= 0) {
-          ++totals.ended;
-          epoll_ctl(ep, EPOLL_CTL_DEL, s.fd, nullptr);
-          s.state = Stream::State::Done;
-          break;
-        }
-        s.pending.append(buf, static_cast<size_t>(r));
-        bool headers_done = false;
-        const bool open = parse(s, totals, headers_done);
-        if (headers_done) ++ready;
-        if (!open) {
-          ++totals.ended;
-          epoll_ctl(ep, EPOLL_CTL_DEL, s.fd, nullptr);
-          s.state = Stream::State::Done;
-          break;
-        }
-      }
-    }
-    if (!announced && ready == streams.size()) {
+    if (!announced && ready.load() == streams.size()) {
       announced = true;
-      std::printf("ready %zu\n", ready);
+      std::printf("ready %zu\n", streams.size());
       std::fflush(stdout);
     }
+    if (poll(&stdin_poll, 1, announced ? -1 : 10) > 0) {
+      const ssize_t r = read(0, buf, sizeof buf);
+      if (r <= 0) stdin_open = false;
+    }
+  }
+  const uint64_t one = 1;
+  if (write(stop, &one, sizeof one) != sizeof one) die("eventfd write");
+  for (auto& w : workers) w.join();
+  Totals totals;
+  for (auto& t : thread_totals) {
+    totals.events += t.events;
+    totals.ended += t.ended;
+    totals.bad_status += t.bad_status;
+    totals.latencies_ms.insert(totals.latencies_ms.end(), t.latencies_ms.begin(), t.latencies_ms.end());
   }
 
   uint64_t min_events = UINT64_MAX;
@@ -294,7 +340,7 @@ int main(int argc, char** argv) {
       "{\"ready\":%zu,\"events\":%llu,\"samples\":%zu,\"p50_ms\":%.2f,\"p90_ms\":%.2f,\"p99_ms\":%.2f,"
       "\"max_ms\":%.2f,\"min_events_per_watcher\":%llu,\"max_events_per_watcher\":%llu,\"ended\":%llu,"
       "\"bad_status\":%llu,\"client_cpu_s\":%.3f}\n",
-      ready, static_cast<unsigned long long>(totals.events), samples, p50, p90, p99, max,
+      ready.load(), static_cast<unsigned long long>(totals.events), samples, p50, p90, p99, max,
       static_cast<unsigned long long>(min_events), static_cast<unsigned long long>(max_events),
       static_cast<unsigned long long>(totals.ended), static_cast<unsigned long long>(totals.bad_status), cpu);
   std::fflush(stdout);

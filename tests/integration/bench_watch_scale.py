@@ -26,6 +26,9 @@ import clients
 import harness
 
 LOAD_BIN = os.path.join(harness.BIN_DIR, "watch-load")
+# The load client's epoll threads: one per core by default, so that it can keep pace with
+# a server that uses every core (KCP_BENCH_LOAD_THREADS overrides).
+LOAD_THREADS = int(os.environ.get("KCP_BENCH_LOAD_THREADS", os.cpu_count() or 1))
 
 
 def cpu_seconds(pid):
@@ -79,6 +82,7 @@ def run_load(processes, target, path, watchers, rate, seconds, stalled=0, distin
             "--stalled", str(stalled)]
     if distinct:
         argv += ["--distinct", str(distinct)]
+    argv += ["--threads", str(LOAD_THREADS)]
     load = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         t0 = time.monotonic()
@@ -122,6 +126,7 @@ def start_servers(processes, queue_capacity=None):
     upstream = "http://127.0.0.1:%d" % api.port
     clients.ensure_namespace(upstream, "bench")
     extra = ["--watch-queue-capacity", str(queue_capacity)] if queue_capacity else []
+    extra += os.environ.get("KCP_BENCH_PROXY_FLAGS", "").split()
     proxy = processes.proxy(upstream, "--cache", "pods", "--cache-on-demand=false", *extra)
     harness.wait_for(lambda: harness.http_get(proxy.host, proxy.port, "/readyz")[0] == 200, timeout=60,
                      message="the proxy's pod cache synced")
