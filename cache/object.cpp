@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <simdjson.h>
 
 namespace cache {
 
@@ -57,9 +56,7 @@ Object::Object(PassKey, ObjectMeta&& meta, size_t size)
     : meta_(std::move(meta)),
       key_(makeKey(meta_.namespace_name, meta_.name)),
       size_(static_cast<uint32_t>(size)),
-      buffer_(std::make_unique_for_overwrite<char[]>(size + simdjson::SIMDJSON_PADDING)) {
-  std::memset(buffer_.get() + size, 0, simdjson::SIMDJSON_PADDING);
-}
+      buffer_(std::make_unique_for_overwrite<char[]>(size)) {}
 
 ObjectConstSharedPtr Object::create(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
                                     ObjectLayout layout) {
@@ -92,6 +89,7 @@ std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source
   const std::span<const uint32_t> begins(output_begins.data(), edits.size());
   for (auto& r : layout.type_meta_cuts) r = mapRange(r, edits, begins);
   layout.resource_version_value = mapRange(layout.resource_version_value, edits, begins);
+  layout.uid_value = mapRange(layout.uid_value, edits, begins);
   object->layout_ = layout;
   return object;
 }
@@ -118,8 +116,8 @@ ObjectConstSharedPtr Object::withResourceVersion(uint64_t rv) const {
 size_t Object::overheadBytes() const {
   // make_shared puts the control block (two counters + vtable) next to the object.
   constexpr size_t kControlBlock = 16;
-  return sizeof(Object) + kControlBlock + simdjson::SIMDJSON_PADDING + heapBytes(key_) +
-         heapBytes(meta_.namespace_name) + heapBytes(meta_.name) + heapBytes(meta_.uid) + heapBytes(meta_.labels) +
+  return sizeof(Object) + kControlBlock + heapBytes(key_) + heapBytes(meta_.namespace_name) + heapBytes(meta_.name) +
+         heapBytes(meta_.labels) +
          heapBytes(meta_.fields) + heapBytes(meta_.index_values);
 }
 

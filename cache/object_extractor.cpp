@@ -89,6 +89,7 @@ error_code ObjectExtractor::extract(ondemand::value value, ondemand::document& d
   metadata_starts_.clear();
   kind_index_ = api_version_index_ = managed_fields_index_ = -1;
   rv_text_ = {};
+  uid_text_ = {};
   has_rv_ = false;
   labels_.clear();
   for (auto& out : outputs_) out = {};
@@ -150,8 +151,15 @@ error_code ObjectExtractor::extractMetadata(ondemand::value value, ondemand::doc
       meta_.namespace_name = text;
       capture(key, text);
     } else if (key == "uid") {
-      SIMDJSON_TRY(v.get_string().get(text));
-      meta_.uid = text;
+      // Kept as a range of the bytes (ObjectLayout::uid_value), not copied.
+      const std::string_view token = v.raw_json_token();
+      const size_t close = token.find('"', 1);
+      if (token.empty() || token[0] != '"' || close == std::string_view::npos) return simdjson::INCORRECT_TYPE;
+      uid_text_ = token.substr(1, close - 1);
+      if (uid_text_.find('\\') != std::string_view::npos) {
+        SIMDJSON_TRY(v.get_string().get(text));  // still a valid string, only not kept
+        uid_text_ = {};
+      }
     } else if (key == "resourceVersion") {
       // Keep the position of the digits so DELETED events can splice in the deletion RV.
       const std::string_view token = v.raw_json_token();
@@ -281,6 +289,7 @@ Result<ObjectConstSharedPtr> ObjectExtractor::build(std::string_view type_meta) 
     edits[edit_count++] = {relative(begin_, cuts.front().first, cuts.front().second), {}};
   }
   layout.resource_version_value = relative(begin_, rv_text_.data(), rv_text_.data() + rv_text_.size());
+  if (!uid_text_.empty()) layout.uid_value = relative(begin_, uid_text_.data(), uid_text_.data() + uid_text_.size());
   return Object::create(std::move(meta_), bytes(), std::span(edits.data(), edit_count), layout);
 }
 

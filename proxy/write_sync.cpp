@@ -107,7 +107,7 @@ bool satisfiedBy(const WriteExpectation& expected, const cache::ThreadSafeStore&
   for (const DeletedObject& deleted : expected.deleted) {
     const cache::ObjectConstSharedPtr object = store.get(deleted.key);
     if (!object) continue;
-    if (!deleted.uid.empty() && object->meta().uid != deleted.uid) continue;
+    if (!deleted.uid.empty() && object->uid() != deleted.uid) continue;
     if (deleted.stays && object->resourceVersion() >= deleted.resource_version) continue;
     return false;
   }

@@ -14,7 +14,7 @@
 namespace fuzz {
 
 inline bool sameMeta(const cache::ObjectMeta& a, const cache::ObjectMeta& b) {
-  return a.namespace_name == b.namespace_name && a.name == b.name && a.uid == b.uid &&
+  return a.namespace_name == b.namespace_name && a.name == b.name &&
          a.resource_version == b.resource_version && a.generation == b.generation &&
          a.has_deletion_timestamp == b.has_deletion_timestamp && a.labels == b.labels && a.fields == b.fields &&
          a.index_values == b.index_values;
@@ -29,7 +29,7 @@ inline void checkObject(cache::ObjectMetaParser& parser, const cache::Object& ob
   if (input.find('\\') == std::string_view::npos) {
     FUZZ_CHECK(input.find(meta.name) != std::string_view::npos);
     FUZZ_CHECK(input.find(meta.namespace_name) != std::string_view::npos);
-    FUZZ_CHECK(input.find(meta.uid) != std::string_view::npos);
+    FUZZ_CHECK(input.find(object.uid()) != std::string_view::npos);
   }
   const std::string_view json = object.json();
   FUZZ_CHECK(json.starts_with('{') && json.ends_with('}'));
@@ -37,15 +37,18 @@ inline void checkObject(cache::ObjectMetaParser& parser, const cache::Object& ob
   const cache::ByteRange rv = object.layout().resource_version_value;
   FUZZ_CHECK(rv.begin <= rv.end && rv.end <= json.size());
   FUZZ_CHECK(cache::parseObjectResourceVersion(json.substr(rv.begin, rv.size())) == meta.resource_version);
+  const cache::ByteRange uid = object.layout().uid_value;
+  FUZZ_CHECK(uid.begin <= uid.end && uid.end <= json.size());
 
   const std::string copy(json);  // the parser's scratch may alias nothing of the object
   auto again = parser.parseObject(copy);
   FUZZ_CHECK(again.has_value());
   FUZZ_CHECK(sameMeta((*again)->meta(), meta));
+  FUZZ_CHECK((*again)->uid() == object.uid());
 
   const uint64_t next = meta.resource_version == UINT64_MAX ? 0 : meta.resource_version + 1;
   const cache::ObjectConstSharedPtr bumped = object.withResourceVersion(next);
-  FUZZ_CHECK(bumped->resourceVersion() == next);
+  FUZZ_CHECK(bumped->resourceVersion() == next && bumped->uid() == object.uid());
   auto bumped_again = parser.parseObject(std::string(bumped->json()));
   FUZZ_CHECK(bumped_again.has_value());
   FUZZ_CHECK((*bumped_again)->resourceVersion() == next && (*bumped_again)->key() == object.key());

@@ -54,7 +54,7 @@ TEST_CASE("A pod's metadata, labels and selectable fields are extracted in one p
   const Object& pod = **object;
   CHECK(pod.json() == kPod);
   CHECK(pod.key() == "default/web-0");
-  CHECK(pod.meta().uid == "u-1");
+  CHECK(pod.uid() == "u-1");
   CHECK(pod.resourceVersion() == 12011);
   CHECK(pod.meta().generation == 3);
   CHECK_FALSE(pod.meta().has_deletion_timestamp);
@@ -122,6 +122,33 @@ TEST_CASE("A DELETED object can carry the deletion resourceVersion by splicing (
   auto again = parser.parseObject(deleted->json());
   REQUIRE(again.has_value());
   CHECK((*again)->resourceVersion() == 1234567);
+}
+
+TEST_CASE("metadata.uid is read from the stored bytes, through every splice") {
+  ObjectMetaParser parser(ParserOptions{.strip_managed_fields = true});
+  SUBCASE("uid after managedFields: the strip moves it") {
+    auto object = parser.parseObject(
+        R"({"metadata":{"name":"a","managedFields":[{"manager":"m"}],"uid":"6f1c-after","resourceVersion":"5"}})");
+    REQUIRE(object.has_value());
+    CHECK((*object)->uid() == "6f1c-after");
+    // A DELETED copy splices the RV digits, before or after the uid.
+    CHECK((*object)->withResourceVersion(123456789)->uid() == "6f1c-after");
+  }
+  SUBCASE("type meta inserted in front of a list item moves it") {
+    auto list = parser.parseList(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9"},)"
+                                 R"("items":[{"metadata":{"name":"a","uid":"u-item","resourceVersion":"5"}}]})");
+    REQUIRE(list.has_value());
+    REQUIRE(list->items.size() == 1);
+    CHECK(list->items[0]->uid() == "u-item");
+  }
+  SUBCASE("absent, or written with escapes: empty, and a non-string uid is an error") {
+    CHECK((*parser.parseObject(R"({"metadata":{"name":"a","resourceVersion":"5"}})"))->uid().empty());
+    auto escaped = parser.parseObject(R"({"metadata":{"name":"a","uid":"u\"1","resourceVersion":"5"}})");
+    REQUIRE(escaped.has_value());
+    CHECK(escaped->get()->uid().empty());
+    CHECK_FALSE(parser.parseObject(R"({"metadata":{"name":"a","uid":7,"resourceVersion":"5"}})").has_value());
+    CHECK_FALSE(parser.parseObject(R"({"metadata":{"name":"a","uid":"bad\q","resourceVersion":"5"}})").has_value());
+  }
 }
 
 TEST_CASE("Bad objects are errors, not crashes") {
@@ -260,7 +287,7 @@ TEST_CASE("Every fixture of the API type corpus parses cleanly or is rejected wi
     CHECK((*object)->json() == json);
     if (meta.namespace_name == "namespaceValue") {
       CHECK((*object)->key() == "namespaceValue/nameValue");
-      CHECK(meta.uid == "uidValue");
+      CHECK((*object)->uid() == "uidValue");
       CHECK(meta.generation == 7);
       CHECK(meta.has_deletion_timestamp);
       CHECK(meta.labels == Labels{{"labelsKey", "labelsValue"}});
