@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "proxy/auth/gateway_auth.h"
+#include "proxy/auth/review_flights.h"
 #include "cache/query_values.h"
 #include "proxy/cache_serving.h"
 #include "proxy/io_internal.h"
@@ -233,6 +234,8 @@ struct ProxyServer::Impl {
   std::unique_ptr<asio::ip::tcp::acceptor> acceptor;  // runs on workers[0]
   std::unique_ptr<ServingTls> tls;                    // null: plain HTTP
   std::unique_ptr<auth::GatewayAuth> gateway;         // null: sidecar mode
+  auth::ReviewFlights<auth::TokenReviewResult> token_flights;
+  auth::ReviewFlights<auth::AccessReviewResult> access_flights;
   std::string host;
   uint16_t port = 0;
   bool started = false;
@@ -307,21 +310,32 @@ asio::awaitable<std::optional<auth::UserInfo>> ProxyServer::Impl::authenticateTo
                                                                                      Worker& worker) {
   const std::string key = auth::GatewayAuth::tokenKey(token);
   std::optional<auth::TokenReviewResult> review = gateway->tokens().find(key);
+  const char* source = "cache";
   if (!review) {
-    try {
-      const UpstreamReply reply = co_await callUpstream(worker.pool, "POST", auth::kTokenReviewPath,
-                                                        auth::tokenReviewRequest(token), options.review_timeout,
-                                                        1 << 20, options);
-      review = auth::parseTokenReview(reply.code, reply.body);
-    } catch (const UpstreamFailure& failure) {
-      review = auth::TokenReviewResult{};
-      review->error = failure.what();
-    }
-    // Like the apiserver's webhook authenticator, an unanswered review authenticates
-    // nobody (401) and is not remembered.
-    if (review->definitive) gateway->tokens().put(key, *review);
+    auto fetch = [&]() -> asio::awaitable<auth::TokenReviewResult> {
+      auth::TokenReviewResult result;
+      try {
+        const UpstreamReply reply = co_await callUpstream(worker.pool, "POST", auth::kTokenReviewPath,
+                                                          auth::tokenReviewRequest(token), options.review_timeout,
+                                                          1 << 20, options);
+        result = auth::parseTokenReview(reply.code, reply.body);
+      } catch (const UpstreamFailure& failure) {
+        result.error = failure.what();
+      }
+      // Like the apiserver's webhook authenticator, an unanswered review authenticates
+      // nobody (401) and is not remembered.
+      if (result.definitive) gateway->tokens().put(key, result);
+      co_return result;
+    };
+    auth::TokenReviewResult unanswered;
+    unanswered.error = "the shared token review did not complete";
+    bool shared = false;
+    review = co_await token_flights.run(key, fetch, unanswered, shared);
+    source = shared ? "shared" : "upstream";
     if (!review->authenticated) spdlog::debug("token review: not authenticated: {}", review->error);
   }
+  metrics.gatewayDecision("TokenReview", source,
+                          !review->definitive ? "error" : review->authenticated ? "allowed" : "denied");
   if (!review->authenticated) co_return std::nullopt;
   co_return review->user;
 }
@@ -363,18 +377,29 @@ asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRe
   if (!cacheable && !local_metrics) co_return std::nullopt;
   const std::string key = auth::GatewayAuth::accessKey(*user, attrs);
   std::optional<auth::AccessReviewResult> review = gateway->access().find(key);
+  const char* source = "cache";
   if (!review) {
-    try {
-      const UpstreamReply reply = co_await callUpstream(worker.pool, "POST", auth::kSubjectAccessReviewPath,
-                                                        auth::subjectAccessReviewRequest(*user, attrs),
-                                                        options.review_timeout, 1 << 20, options);
-      review = auth::parseSubjectAccessReview(reply.code, reply.body);
-    } catch (const UpstreamFailure& failure) {
-      review = auth::AccessReviewResult{};
-      review->error = failure.what();
-    }
-    if (review->definitive) gateway->access().put(key, *review);
+    auto fetch = [&]() -> asio::awaitable<auth::AccessReviewResult> {
+      auth::AccessReviewResult result;
+      try {
+        const UpstreamReply reply = co_await callUpstream(worker.pool, "POST", auth::kSubjectAccessReviewPath,
+                                                          auth::subjectAccessReviewRequest(*user, attrs),
+                                                          options.review_timeout, 1 << 20, options);
+        result = auth::parseSubjectAccessReview(reply.code, reply.body);
+      } catch (const UpstreamFailure& failure) {
+        result.error = failure.what();
+      }
+      if (result.definitive) gateway->access().put(key, result);
+      co_return result;
+    };
+    auth::AccessReviewResult unanswered;
+    unanswered.error = "the shared access review did not complete";
+    bool shared = false;
+    review = co_await access_flights.run(key, fetch, unanswered, shared);
+    source = shared ? "shared" : "upstream";
   }
+  metrics.gatewayDecision("SubjectAccessReview", source,
+                          !review->definitive ? "error" : review->allowed ? "allowed" : "denied");
   if (review->allowed) co_return std::nullopt;
   if (!review->definitive) {
     // Fail closed, and say why: the apiserver cannot be asked.

@@ -84,6 +84,12 @@ struct ProxyMetrics::Impl {
           .Help("Requests answered 503 at once because the upstream apiserver was known to be unreachable.")
           .Register(registry)
           .Add({});
+  prometheus::Family<prometheus::Counter>& gateway_decisions =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_gateway_decisions_total")
+          .Help("Gateway authentication and authorization decisions, by review, source (cache, shared, upstream) and "
+                "outcome.")
+          .Register(registry);
   prometheus::Family<prometheus::Counter>& write_sync_held =
       prometheus::BuildCounter()
           .Name("kube_cache_proxy_write_sync_held_total")
@@ -174,6 +180,11 @@ ClientMetrics& ProxyMetrics::client(std::string_view user_agent) {
 }
 
 void ProxyMetrics::upstreamFailedFast() { impl_->upstream_failed_fast.Increment(); }
+void ProxyMetrics::gatewayDecision(std::string_view review, std::string_view source, std::string_view outcome) {
+  impl_->gateway_decisions
+      .Add({{"review", std::string(review)}, {"source", std::string(source)}, {"outcome", std::string(outcome)}})
+      .Increment();
+}
 void ProxyMetrics::writeSyncWaited(std::string_view resource, double seconds, bool shown) {
   impl_->write_sync_held.Add({{"resource", std::string(resource)}, {"outcome", shown ? "shown" : "timeout"}}).Increment();
   impl_->write_sync_wait.Add({{"resource", std::string(resource)}}, kWriteSyncBuckets).Observe(seconds);

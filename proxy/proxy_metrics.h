@@ -88,6 +88,10 @@ class ProxyMetrics {
   void cachedWatchEventsSent(std::string_view resource, uint64_t events);
   void cachedWatchTerminatedSlow(std::string_view resource);
   void upstreamFailedFast();
+  // A gateway decision: `review` TokenReview or SubjectAccessReview; `source` cache,
+  // shared (waited for an identical review in flight) or upstream; `outcome` allowed,
+  // denied or error.
+  void gatewayDecision(std::string_view review, std::string_view source, std::string_view outcome);
   // A write answer held for read-your-writes: waited `seconds`; `shown` false = timed out.
   void writeSyncWaited(std::string_view resource, double seconds, bool shown);
   // A write answer that named nothing to wait for (a Status from eviction, ...).

@@ -8,6 +8,7 @@ for that caller: contract E1), allowed reads come from the cache, and the review
 are cached (visible in the upstream's /control/counters). Pass-through requests reach the
 upstream as the caller: its token, or impersonation for a client-certificate user.
 """
+import concurrent.futures
 import http.client
 import json
 import os
@@ -219,6 +220,29 @@ class GatewayTest(unittest.TestCase):
         after = self.counters()
         self.assertEqual(after["tokenReviews"] - before["tokenReviews"], 1)
         self.assertEqual(after["subjectAccessReviews"] - before["subjectAccessReviews"], 2)
+
+    def test_identical_reviews_in_flight_are_asked_once(self):
+        # Ten clients with one token at once (replicas restarting with one service
+        # account): while the first TokenReview and SubjectAccessReview are in flight
+        # (the upstream answers slowly), the others wait for them instead of asking again.
+        proxy = self.start_proxy()
+        before = self.counters()
+        self.upstream("/control/slow?ms=400", method="POST", body={}, expect=200)
+        try:
+            with concurrent.futures.ThreadPoolExecutor(10) as pool:
+                answers = list(pool.map(
+                    lambda _: self.gateway_static(proxy, "/api/v1/namespaces/a/pods/p-a", "bob-token")[0], range(10)))
+        finally:
+            self.upstream("/control/slow?ms=0", method="POST", body={}, expect=200)
+        self.assertEqual(answers, [200] * 10)
+        after = self.counters()
+        self.assertEqual(after["tokenReviews"] - before["tokenReviews"], 1)
+        self.assertEqual(after["subjectAccessReviews"] - before["subjectAccessReviews"], 1)
+        metrics = self.gateway_static(proxy, "/metrics", "admin-token")[2].decode()
+        shared = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+                     if line.startswith("kube_cache_proxy_gateway_decisions_total{") and 'review="TokenReview"' in line
+                     and 'source="shared"' in line)
+        self.assertGreaterEqual(shared, 1)
 
     def test_a_zero_ttl_reviews_every_request(self):
         proxy = self.start_proxy("--authentication-cache-ttl", "0s", "--authorization-cache-ttl", "0s")
