@@ -20,7 +20,9 @@ LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 # Families that appear only after their first event (a slow watcher closed, a write held
 # for --write-sync, which this test does not turn on).
 RARE = {"kube_cache_proxy_cached_watchers_terminated_slow_total", "kube_cache_proxy_write_sync_held_total",
-        "kube_cache_proxy_write_sync_wait_seconds"}
+        "kube_cache_proxy_write_sync_wait_seconds",
+        # gateway mode only; test_gateway reads it from a gateway's /metrics
+        "kube_cache_proxy_gateway_decisions_total"}
 
 
 def scrape(proxy):
