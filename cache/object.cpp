@@ -90,6 +90,7 @@ std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source
   for (auto& r : layout.type_meta_cuts) r = mapRange(r, edits, begins);
   layout.resource_version_value = mapRange(layout.resource_version_value, edits, begins);
   layout.uid_value = mapRange(layout.uid_value, edits, begins);
+  layout.metadata = mapRange(layout.metadata, edits, begins);
   object->layout_ = layout;
   return object;
 }

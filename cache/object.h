@@ -55,6 +55,9 @@ struct ObjectLayout {
   std::array<ByteRange, 2> type_meta_cuts;
   // The characters between the quotes of metadata.resourceVersion.
   ByteRange resource_version_value;
+  // The metadata object, braces included: served as is in PartialObjectMetadata (N4)
+  // without parsing the object again.
+  ByteRange metadata;
   // The characters between the quotes of metadata.uid, or empty when it is absent or
   // written with escape sequences (never so from a real apiserver: uids are UUIDs). A
   // range instead of a copy saves a string and its allocation per object.

@@ -90,6 +90,7 @@ error_code ObjectExtractor::extract(ondemand::value value, ondemand::document& d
   kind_index_ = api_version_index_ = managed_fields_index_ = -1;
   rv_text_ = {};
   uid_text_ = {};
+  metadata_ = {};
   has_rv_ = false;
   labels_.clear();
   for (auto& out : outputs_) out = {};
@@ -197,6 +198,7 @@ error_code ObjectExtractor::extractMetadata(ondemand::value value, ondemand::doc
   const char* end = trimBack(open, location);
   if (end == open || end[-1] != '}') return simdjson::TAPE_ERROR;
   metadata_starts_.push_back(end - 1);
+  metadata_ = {open, end};
   return simdjson::SUCCESS;
 }
 
@@ -289,6 +291,7 @@ Result<ObjectConstSharedPtr> ObjectExtractor::build(std::string_view type_meta) 
     edits[edit_count++] = {relative(begin_, cuts.front().first, cuts.front().second), {}};
   }
   layout.resource_version_value = relative(begin_, rv_text_.data(), rv_text_.data() + rv_text_.size());
+  layout.metadata = relative(begin_, metadata_.data(), metadata_.data() + metadata_.size());
   if (!uid_text_.empty()) layout.uid_value = relative(begin_, uid_text_.data(), uid_text_.data() + uid_text_.size());
   return Object::create(std::move(meta_), bytes(), std::span(edits.data(), edit_count), layout);
 }

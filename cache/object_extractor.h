@@ -64,6 +64,7 @@ class ObjectExtractor {
   int managed_fields_index_ = -1;
   std::string_view rv_text_;
   std::string_view uid_text_;  // between the quotes in the source; empty if absent or escaped
+  std::string_view metadata_;  // the metadata object in the source, braces included
   bool has_rv_ = false;
   // Scratch reused across objects. The views point into the input or the parser's string
   // buffer, both valid until the next document; build() copies them into the Object.

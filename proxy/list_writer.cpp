@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <simdjson.h>
-
 #include <fmt/format.h>
 
 #include "proxy/api_status.h"
@@ -22,22 +20,10 @@ size_t sizeWithoutTypeMeta(const cache::Object& object) {
 }  // namespace
 
 std::string_view storedMetadata(const cache::Object& object) {
-  // Objects keep SIMDJSON_PADDING bytes after their JSON, so they parse in place.
-  thread_local simdjson::ondemand::parser parser;
-  const std::string_view json = object.json();
-  simdjson::padded_string_view input(json.data(), json.size(), json.size() + simdjson::SIMDJSON_PADDING);
-  simdjson::ondemand::document doc;
-  if (parser.iterate(input).get(doc) != simdjson::SUCCESS) return "{}";
-  simdjson::ondemand::object root;
-  if (doc.get_object().get(root) != simdjson::SUCCESS) return "{}";
-  simdjson::ondemand::object metadata;
-  if (root.find_field_unordered("metadata").get_object().get(metadata) != simdjson::SUCCESS) return "{}";
-  std::string_view raw;
-  if (metadata.raw_json().get(raw) != simdjson::SUCCESS) return "{}";
-  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t')) {
-    raw.remove_suffix(1);
-  }
-  return raw;
+  // The extractor recorded where metadata lies; no parse per served object.
+  const cache::ByteRange metadata = object.layout().metadata;
+  if (metadata.empty()) return "{}";
+  return object.json().substr(metadata.begin, metadata.size());
 }
 
 std::string partialObjectMetadata(const cache::Object& object) {

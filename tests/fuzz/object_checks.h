@@ -39,6 +39,10 @@ inline void checkObject(cache::ObjectMetaParser& parser, const cache::Object& ob
   FUZZ_CHECK(cache::parseObjectResourceVersion(json.substr(rv.begin, rv.size())) == meta.resource_version);
   const cache::ByteRange uid = object.layout().uid_value;
   FUZZ_CHECK(uid.begin <= uid.end && uid.end <= json.size());
+  const cache::ByteRange metadata = object.layout().metadata;
+  FUZZ_CHECK(metadata.begin < metadata.end && metadata.end <= json.size());
+  FUZZ_CHECK(json[metadata.begin] == '{' && json[metadata.end - 1] == '}');
+  FUZZ_CHECK(uid.empty() || (uid.begin > metadata.begin && uid.end < metadata.end));
 
   const std::string copy(json);  // the parser's scratch may alias nothing of the object
   auto again = parser.parseObject(copy);

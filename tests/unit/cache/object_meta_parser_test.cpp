@@ -124,15 +124,22 @@ TEST_CASE("A DELETED object can carry the deletion resourceVersion by splicing (
   CHECK((*again)->resourceVersion() == 1234567);
 }
 
-TEST_CASE("metadata.uid is read from the stored bytes, through every splice") {
+std::string_view storedMetadataOf(const Object& object) {
+  return object.json().substr(object.layout().metadata.begin, object.layout().metadata.size());
+}
+
+TEST_CASE("metadata.uid and the metadata object are read from the stored bytes, through every splice") {
   ObjectMetaParser parser(ParserOptions{.strip_managed_fields = true});
   SUBCASE("uid after managedFields: the strip moves it") {
     auto object = parser.parseObject(
-        R"({"metadata":{"name":"a","managedFields":[{"manager":"m"}],"uid":"6f1c-after","resourceVersion":"5"}})");
+        R"({"metadata":{"name":"a","managedFields":[{"manager":"m"}],"uid":"6f1c-after","resourceVersion":"5"}, "x":1})");
     REQUIRE(object.has_value());
     CHECK((*object)->uid() == "6f1c-after");
+    CHECK(storedMetadataOf(**object) == R"({"name":"a","uid":"6f1c-after","resourceVersion":"5"})");
     // A DELETED copy splices the RV digits, before or after the uid.
-    CHECK((*object)->withResourceVersion(123456789)->uid() == "6f1c-after");
+    auto deleted = (*object)->withResourceVersion(123456789);
+    CHECK(deleted->uid() == "6f1c-after");
+    CHECK(storedMetadataOf(*deleted) == R"({"name":"a","uid":"6f1c-after","resourceVersion":"123456789"})");
   }
   SUBCASE("type meta inserted in front of a list item moves it") {
     auto list = parser.parseList(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9"},)"
@@ -140,6 +147,7 @@ TEST_CASE("metadata.uid is read from the stored bytes, through every splice") {
     REQUIRE(list.has_value());
     REQUIRE(list->items.size() == 1);
     CHECK(list->items[0]->uid() == "u-item");
+    CHECK(storedMetadataOf(*list->items[0]) == R"({"name":"a","uid":"u-item","resourceVersion":"5"})");
   }
   SUBCASE("absent, or written with escapes: empty, and a non-string uid is an error") {
     CHECK((*parser.parseObject(R"({"metadata":{"name":"a","resourceVersion":"5"}})"))->uid().empty());
