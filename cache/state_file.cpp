@@ -255,6 +255,7 @@ Result<uint64_t> writeStateFile(const std::string& path, const StateIdentity& id
   out.putString(identity.version);
   out.putString(identity.resource);
   out.putString(identity.namespace_scope);
+  out.putString(identity.transform);
   out.putU64(resource_version);
   out.putU64(count);
   uint64_t emitted = 0;
@@ -317,15 +318,18 @@ StateReadResult readStateFile(const std::string& path, const StateIdentity& expe
   StateReadResult result;
   LoadedState& state = result.state;
   for (std::string* field : {&state.identity.group, &state.identity.version, &state.identity.resource,
-                             &state.identity.namespace_scope}) {
+                             &state.identity.namespace_scope, &state.identity.transform}) {
     uint32_t length = 0;
     if (!in.readU32(length)) return truncated("header");
     if (length > kMaxNameLength) return refuse(StateFileProblem::Malformed, "header name of " + std::to_string(length) + " bytes");
     if (!in.read(length, *field)) return truncated("header");
   }
   if (state.identity != expected) {
+    auto describe = [](const StateIdentity& identity) {
+      return stateFileName(identity) + (identity.transform.empty() ? "" : " (" + identity.transform + ")");
+    };
     return refuse(StateFileProblem::WrongResource,
-                  "state of " + stateFileName(state.identity) + ", expected " + stateFileName(expected));
+                  "state of " + describe(state.identity) + ", expected " + describe(expected));
   }
   uint64_t count = 0;
   if (!in.readU64(state.resource_version) || !in.readU64(count)) return truncated("header");

@@ -6,7 +6,8 @@
 // Layout (integers little-endian):
 //   "KCPSTATE"                      8 bytes magic
 //   u32 format version              kStateFormatVersion
-//   4 x (u32 length, bytes)         group, version, resource, namespace scope ("" = all)
+//   5 x (u32 length, bytes)         group, version, resource, namespace scope ("" = all),
+//                                   ingestion transform ("" or "strip-managed-fields")
 //   u64 resourceVersion
 //   u64 object count
 //   count x (u32 length, bytes)     each object's raw JSON exactly as stored
@@ -28,14 +29,18 @@
 
 namespace cache {
 
-inline constexpr uint32_t kStateFormatVersion = 1;
+// 2: the identity names the ingestion transform (a version 1 file is refused: relist).
+inline constexpr uint32_t kStateFormatVersion = 2;
 
 // What a state file is for; a file whose identity differs from the expected one is refused.
+// The transform is part of it: objects saved with managedFields must not be served by a
+// proxy now told to strip them (or the other way round) until each happens to change.
 struct StateIdentity {
   std::string group;
   std::string version;
   std::string resource;
   std::string namespace_scope;
+  std::string transform;  // "" (objects as received) or "strip-managed-fields"
 
   bool operator==(const StateIdentity&) const = default;
 };

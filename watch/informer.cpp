@@ -66,8 +66,9 @@ Informer::Informer(InformerOptions options, std::unique_ptr<ListerWatcher> liste
   ReflectorOptions reflector = options_.reflector;
   reflector.name = name_;
   if (!options_.state_dir.empty()) {
-    state_ = std::make_unique<ResourceState>(options_.state_dir, stateIdentity(options_.resource, options_.namespace_scope),
-                                             name_, options_.reflector.log);
+    state_ = std::make_unique<ResourceState>(
+        options_.state_dir, stateIdentity(options_.resource, options_.namespace_scope, options_.strip_managed_fields),
+        name_, options_.reflector.log);
     reflector.warm_start = [state = state_.get()](ReflectorStore& store) { return state->load(store); };
   }
   reflector_ = std::make_unique<Reflector>(std::move(reflector), *lister_watcher_, adapter_, clock_, relist_limiter);

@@ -6,8 +6,10 @@
 
 namespace watch {
 
-cache::StateIdentity stateIdentity(const ApiResource& resource, const std::string& namespace_scope) {
-  return {resource.group, resource.version, resource.resource, namespace_scope};
+cache::StateIdentity stateIdentity(const ApiResource& resource, const std::string& namespace_scope,
+                                   bool strip_managed_fields) {
+  return {resource.group, resource.version, resource.resource, namespace_scope,
+          strip_managed_fields ? "strip-managed-fields" : ""};
 }
 
 ResourceState::ResourceState(std::string dir, cache::StateIdentity identity, std::string name, LogSink log)

@@ -31,7 +31,8 @@ struct ResourceStateStats {
   std::atomic<uint64_t> last_save_bytes{0};
 };
 
-cache::StateIdentity stateIdentity(const ApiResource& resource, const std::string& namespace_scope);
+cache::StateIdentity stateIdentity(const ApiResource& resource, const std::string& namespace_scope,
+                                   bool strip_managed_fields);
 
 class ResourceState {
  public:

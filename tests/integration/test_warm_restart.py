@@ -30,7 +30,7 @@ def saved_rv(path):
         data = f.read(4096)
     assert data[:8] == b"KCPSTATE", data[:8]
     at = 12
-    for _ in range(4):  # group, version, resource, namespace
+    for _ in range(5):  # group, version, resource, namespace, transform
         (length,) = struct.unpack_from("<I", data, at)
         at += 4 + length
     return struct.unpack_from("<Q", data, at)[0]
@@ -55,9 +55,9 @@ class WarmRestartTest(unittest.TestCase):
         self.state_file = os.path.join(self.state_dir, STATE_FILE)
         self.truth_lists = 0
 
-    def start_proxy(self):
+    def start_proxy(self, *extra):
         proxy = self.processes.proxy(self.base, "--cache", "pods", "--cache-on-demand=false", "--state-dir",
-                                     self.state_dir, "--state-save-interval", "0")
+                                     self.state_dir, "--state-save-interval", "0", *extra)
         harness.wait_for(lambda: harness.http_get(proxy.host, proxy.port, "/readyz")[0] == 200, timeout=20,
                          message="proxy ready")
         return proxy
@@ -152,6 +152,38 @@ class WarmRestartTest(unittest.TestCase):
                 self.assertEqual(status, 201, body)
                 status, body = clients.request(self.base + "/api/v1/namespaces/warm/pods/while-down", "DELETE")
                 self.assertEqual(status, 200, body)
+
+    def test_state_saved_before_strip_managed_fields_was_turned_on_relists(self):
+        # The saved objects still carry managedFields: serving them would ignore the new
+        # setting until each object changed. The file's identity names the transform.
+        pod = clients.pod("with-managed-fields")
+        pod["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Update", "apiVersion": "v1",
+                                             "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {}}}]
+        status, body = clients.request(self.base + "/api/v1/namespaces/warm/pods", "POST", pod)
+        self.assertEqual(status, 201, body)
+        self.run_and_stop()
+        config_dir = tempfile.mkdtemp(prefix="kcp-warm-config-")
+        self.addCleanup(shutil.rmtree, config_dir, True)
+        config = os.path.join(config_dir, "proxy.yaml")
+        with open(config, "w") as f:
+            f.write("resources:\n  - resource: pods\n    strip-managed-fields: true\n")
+        proxy = self.start_proxy("--config", config)
+        self.wait_equal_to_upstream(proxy)
+        m = metrics(proxy)
+        self.assertEqual(m[("kube_cache_proxy_cache_state_load_failures_total", "pods")], 1)
+        self.assertEqual(m[("kube_cache_proxy_cache_relists_total", "pods")], 1)
+        self.assertIn("strip-managed-fields", proxy.stderr())
+        self.assertIn(b"managedFields", clients.request(self.base + "/api/v1/namespaces/warm/pods")[1])
+        status, _, body = harness.http_get(proxy.host, proxy.port, "/api/v1/namespaces/warm/pods?resourceVersion=0")
+        self.assertEqual(status, 200, body)
+        self.assertNotIn(b"managedFields", body)
+        # Saved again on stop, now under the new identity: the next start is warm.
+        self.assertEqual(proxy.stop(), 0, proxy.stderr())
+        proxy = self.start_proxy("--config", config)
+        self.wait_equal_to_upstream(proxy)
+        m = metrics(proxy)
+        self.assertEqual(m[("kube_cache_proxy_cache_state_load_failures_total", "pods")], 0)
+        self.assertEqual(m[("kube_cache_proxy_cache_relists_total", "pods")], 0)
 
     def test_saved_rv_compacted_away_relists(self):
         self.run_and_stop()

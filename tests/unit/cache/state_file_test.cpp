@@ -66,6 +66,15 @@ TEST_CASE("A state file round-trips objects, RV and identity, and leaves no temp
   CHECK(read.state.resource_version == 42);
   CHECK(read.state.identity == kPods);
   CHECK(read.state.objects == sampleObjects());
+
+  SUBCASE("with a transform in the identity") {
+    const StateIdentity stripped{"", "v1", "pods", "", "strip-managed-fields"};
+    write(path, sampleObjects(), 43, stripped);
+    StateReadResult again = readStateFile(path, stripped);
+    REQUIRE(again.ok());
+    CHECK(again.state.identity == stripped);
+    CHECK(again.state.resource_version == 43);
+  }
 }
 
 TEST_CASE("An empty resource round-trips") {
@@ -126,6 +135,17 @@ TEST_CASE("Every corruption kind is refused with its own problem, never served")
     CHECK(readStateFile(path, {"", "v1", "pods", "web"}).problem == StateFileProblem::WrongResource);
     CHECK(readStateFile(path, {"", "v2", "pods", ""}).problem == StateFileProblem::WrongResource);
   }
+  SUBCASE("saved under another ingestion transform (strip-managed-fields turned on since)") {
+    spit(path, good);
+    const StateReadResult read = readStateFile(path, {"", "v1", "pods", "", "strip-managed-fields"});
+    CHECK(read.problem == StateFileProblem::WrongResource);
+    CHECK(read.message.find("(strip-managed-fields)") != std::string::npos);
+  }
+  SUBCASE("a version 1 file (no transform in its identity)") {
+    std::string bytes = good;
+    bytes[8] = 1;
+    CHECK(readWith(bytes).problem == StateFileProblem::WrongVersion);
+  }
   SUBCASE("truncated at every length") {
     // A torn write may stop anywhere; no prefix is accepted.
     for (size_t size = 0; size < good.size(); ++size) {
@@ -157,7 +177,7 @@ TEST_CASE("Every corruption kind is refused with its own problem, never served")
   }
   SUBCASE("a huge object count does not allocate") {
     std::string bytes = good;
-    const size_t count_at = 8 + 4 + (4 + 0) + (4 + 2) + (4 + 4) + (4 + 0) + 8;
+    const size_t count_at = 8 + 4 + (4 + 0) + (4 + 2) + (4 + 4) + (4 + 0) + (4 + 0) + 8;
     for (size_t i = 0; i < 8; ++i) bytes[count_at + i] = '\xff';
     CHECK(readWith(bytes).problem == StateFileProblem::Truncated);
   }
