@@ -204,23 +204,25 @@ Result<ListOptions> decodeAndValidate(const Query& q, bool watch) {
 
 Result<ListOptions> parseListOptionsInHandler(const Query& q) { return decodeAndValidate(q, false); }
 
+Result<ListOptions> parseWatchOptionsInHandler(const Query& q) { return decodeAndValidate(q, true); }
+
+std::optional<ApiError> validateWatchStorage(const ListOptions& o) {
+  if (o.resource_version.empty()) return std::nullopt;
+  // R6 quirk: the cache does not convert the versioner error into a Status, so a watch
+  // with a malformed RV is a bare 500.
+  std::string why;
+  if (parseGoUint64(o.resource_version, &why)) return std::nullopt;
+  ApiError e;
+  e.code = 500;
+  e.message = resourceVersionErrorText(o.resource_version, why);
+  return e;
+}
+
 Result<ListOptions> parseListOptions(const Query& q, bool watch) {
   auto decoded = decodeAndValidate(q, watch);
   if (std::holds_alternative<ApiError>(decoded)) return decoded;
   ListOptions& o = std::get<ListOptions>(decoded);
-  if (!o.watch) {
-    if (auto err = validateListStorage(o)) return *err;
-  } else if (!o.resource_version.empty()) {
-    // R6 quirk: the cache does not convert the versioner error into a Status, so a
-    // watch with a malformed RV is a bare 500.
-    std::string why;
-    if (!parseGoUint64(o.resource_version, &why)) {
-      ApiError e;
-      e.code = 500;
-      e.message = resourceVersionErrorText(o.resource_version, why);
-      return e;
-    }
-  }
+  if (auto err = o.watch ? validateWatchStorage(o) : validateListStorage(o)) return *err;
   return o;
 }
 

@@ -54,6 +54,11 @@ Result<ListOptions> parseListOptions(const Query& q, bool watch);
 Result<ListOptions> parseListOptionsInHandler(const Query& q);
 // storage.ValidateListOptions: continue token first, then continue+RV, then the RV.
 std::optional<ApiError> validateListStorage(const ListOptions& o);
+// The same split for a WATCH: the handler's decoding and validation, then (after
+// ObjectFilter::make) the watch cache's resourceVersion parse, whose error is a bare 500
+// (R6), so a bad field label wins over a bad RV as it does on a LIST.
+Result<ListOptions> parseWatchOptionsInHandler(const Query& q);
+std::optional<ApiError> validateWatchStorage(const ListOptions& o);
 // Parses a resourceVersion string as uint64; nullopt when malformed (R6).
 std::optional<uint64_t> parseResourceVersion(std::string_view rv);
 

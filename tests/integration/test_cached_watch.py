@@ -130,6 +130,26 @@ class CachedWatchTest(unittest.TestCase):
         s.wait(lambda ev: ev and ev[-1]["type"] == "BOOKMARK")
         self.assertEqual(types(s.snapshot()), ["ADDED", "ADDED", "BOOKMARK"])
 
+    def test_invalid_watch_requests_get_the_upstreams_error_in_its_order(self):
+        # Errors before streaming, byte for byte, including which one wins when several
+        # are wrong: handler decoding (selectors S2, integers), then ListOptions validation
+        # (422, W9), then the field labels of the type (S5), then storage's RV parse (the
+        # bare 500 of R6).
+        self.sync_proxy()
+        for query in ("resourceVersion=abc",
+                      "fieldSelector=spec.bogus%3Dx&resourceVersion=abc",
+                      "labelSelector=a%3D%3D%3Db&resourceVersion=abc",
+                      "labelSelector=a%3D%3D%3Db&fieldSelector=spec.bogus%3Dx",
+                      "timeoutSeconds=x&labelSelector=a%3D%3D%3Db",
+                      "sendInitialEvents=true&resourceVersion=abc",
+                      "resourceVersionMatch=Exact&resourceVersion=5&fieldSelector=spec.bogus%3Dx"):
+            for scope in ("/api/v1/pods", "/api/v1/namespaces/a/pods"):
+                path = "%s?watch=1&%s" % (scope, query)
+                up = harness.http_get(self.api.host, self.api.port, path)
+                px = harness.http_get(self.proxy.host, self.proxy.port, path)
+                self.assertGreaterEqual(up[0], 400, path)
+                self.assertEqual((px[0], px[2]), (up[0], up[2]), path)
+
     def test_w5_too_old_resource_version_is_one_error_event(self):
         px = self.watch(self.proxy.port, "/api/v1/pods?watch=1&resourceVersion=1&allowWatchBookmarks=true")
         px.wait_end()
