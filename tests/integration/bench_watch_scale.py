@@ -11,7 +11,7 @@ Scenarios:
            WATCHERS unselective watches
   stalled  WATCHERS reading watches plus STALLED watches that never read; pods of FILLER bytes
 
-The load client is tests/bench/watch_load.cpp (one epoll thread). Each pod carries the
+The load client is tests/bench/watch_load.cpp (one epoll thread per core). Each pod carries the
 annotation kcp-bench/created = CLOCK_REALTIME ns taken just before its create request, so
 latency is create request -> event line at the watcher (upstream write + upstream watch +
 proxy fan-out + delivery). Proxy CPU and RSS come from /proc.
