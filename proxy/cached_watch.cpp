@@ -2,6 +2,10 @@
 // W1-W11; docs/design/watch.md). The request is planned by plain code (watch_request.h);
 // this file only streams: head, initial state or history replay, then the watcher's
 // queue until the deadline, the client leaves, the watcher is closed, or the server stops.
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cerrno>
 #include <charconv>
 #include <mutex>
 #include <random>
@@ -52,7 +56,15 @@ double randomUnit() {
 // rest is out.
 class ChunkWriter {
  public:
-  ChunkWriter(DownstreamStream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
+  // What the direct sends need is read once here, so a send touches no stream object
+  // (at 10,000 watchers each of those is a cache miss per delivery).
+  ChunkWriter(DownstreamStream& stream, std::chrono::milliseconds timeout)
+      : stream_(stream),
+        timeout_(timeout),
+        fd_(stream.tls() ? -1 : stream.socket().native_handle()),
+        client_(stream.tcp().rate_policy().client) {}
+  ChunkWriter(const ChunkWriter&) = delete;
+  ChunkWriter& operator=(const ChunkWriter&) = delete;
 
   void add(watch::FrameConstSharedPtr frame) {
     bytes_ += frame->size();
@@ -70,14 +82,27 @@ class ChunkWriter {
   bool trySend(error_code& ec) {
     ec = {};
     if (pieces_.empty()) return true;
-    if (stream_.tls()) return false;
-    auto& socket = stream_.socket();
-    if (!socket.non_blocking()) socket.non_blocking(true, ec);
-    if (ec) return false;
-    const size_t n = socket.write_some(remaining(), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
-    stream_.countWritten(n);
-    sent_ += n;
+    if (fd_ < 0) return false;
+    const auto& buffers = remaining();
+    sys_iov_.resize(buffers.size());
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      sys_iov_[i].iov_base = const_cast<void*>(buffers[i].data());
+      sys_iov_[i].iov_len = buffers[i].size();
+    }
+    msghdr message{};
+    message.msg_iov = sys_iov_.data();
+    message.msg_iovlen = sys_iov_.size();
+    ssize_t n = -1;
+    do {
+      n = ::sendmsg(fd_, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK) ec = error_code(errno, boost::system::system_category());
+      return false;
+    }
+    sent_ += static_cast<size_t>(n);
+    // Direct sends bypass the stream's rate policy: they count for the client here.
+    if (client_ && n > 0) client_->bytesSent(static_cast<uint64_t>(n));
     if (sent_ < size_line_len_ + bytes_ + 2) return false;
     clear();
     return true;
@@ -130,10 +155,13 @@ class ChunkWriter {
   std::chrono::milliseconds timeout_;
   std::vector<watch::FrameConstSharedPtr> pieces_;
   size_t bytes_ = 0;
-  char size_line_[24];         // hex size and CRLF, set when the chunk is first written
-  size_t size_line_len_ = 0;   // 0: not yet set
-  size_t sent_ = 0;            // bytes of this chunk already written
+  const int fd_;                  // -1 for TLS: its bytes go through the stream
+  ClientMetrics* const client_;   // the request's client bucket, or null
+  char size_line_[24];            // hex size and CRLF, set when the chunk is first written
+  size_t size_line_len_ = 0;      // 0: not yet set
+  size_t sent_ = 0;               // bytes of this chunk already written
   std::vector<asio::const_buffer> iov_;
+  std::vector<iovec> sys_iov_;
 };
 
 // What the stream coroutine and its wake-ups share on the stream's io thread (never
@@ -188,24 +216,26 @@ struct LiveWatch {
 // coroutine's io_context can go away, so a late dispatch never posts into it.
 struct Waker {
   std::mutex mu;
-  bool armed = true;
-  // Owned by the coroutine's frame: alive means the coroutine (and its stream) are.
-  std::weak_ptr<asio::steady_timer> timer;
-  std::weak_ptr<LiveWatch> live;
-  DownstreamStream* stream = nullptr;
-  std::weak_ptr<watch::CacheWatcher> watcher;
+  bool armed = true;  // guarded by mu: false once the dispatcher must not post any more
 
-  // On the io thread. A parked stream whose client keeps up gets its frames written
-  // here, with no timer cancelled and re-armed and no coroutine resumed per event.
+  // The rest is only touched on the stream's io thread. The pointers are into the
+  // coroutine's frame and valid while `alive`, which the coroutine clears (WakerGuard)
+  // before any of them goes away; plain pointers, not weak ones, because locking two
+  // weak pointers was two cold control blocks per delivery.
+  bool alive = true;
+  asio::steady_timer* timer = nullptr;
+  LiveWatch* live = nullptr;
+  DownstreamStream* stream = nullptr;
+
+  // A parked stream whose client keeps up gets its frames written here, with no timer
+  // cancelled and re-armed and no coroutine resumed per event.
   void run() {
-    auto t = timer.lock();
-    if (!t) return;
-    if (auto l = live.lock(); l && l->deliverInline()) return;
-    t->cancel();
+    if (!alive) return;
+    if (live->deliverInline()) return;
+    timer->cancel();
     // A watcher closed for being slow is usually stuck in a write to a client that does
     // not read: abort it, so its socket buffers and queue are freed now (W6).
-    auto w = watcher.lock();
-    if (w && w->closeReason() == watch::CacheWatcher::CloseReason::TooSlow) stream->cancel();
+    if (live->watcher->closeReason() == watch::CacheWatcher::CloseReason::TooSlow) stream->cancel();
   }
 };
 
@@ -257,7 +287,9 @@ void wakeStream(const std::shared_ptr<Waker>& waker, const std::shared_ptr<WakeH
 
 struct WakerGuard {
   std::shared_ptr<Waker> waker;
+  // On the io thread, before the timer, the LiveWatch or the stream can go away.
   void disarm() {
+    waker->alive = false;
     std::lock_guard lock(waker->mu);
     waker->armed = false;
   }
@@ -326,14 +358,13 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
   auto executor = co_await asio::this_coro::executor;
   auto wake_timer = std::make_shared<asio::steady_timer>(executor);
   auto waker = std::make_shared<Waker>();
-  waker->timer = wake_timer;
+  waker->timer = wake_timer.get();
   WakerGuard waker_guard{waker};
   auto watcher = std::make_shared<watch::CacheWatcher>(
       plan.filter, watch::CacheWatcherOptions{options.watch_queue_capacity, plan.allow_bookmarks});
   auto live = std::make_shared<LiveWatch>(req.stream, options.write_timeout, watcher, bookmarks);
-  waker->live = live;
+  waker->live = live.get();
   waker->stream = &req.stream;
-  waker->watcher = watcher;
   watcher->setWakeCallback([waker, hub = WakeHub::forThisThread(executor)] { wakeStream(waker, hub); });
 
   // Register first, then read the snapshot or history: the dispatcher guarantees that
