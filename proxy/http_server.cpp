@@ -222,6 +222,13 @@ struct ProxyServer::Impl {
   asio::awaitable<std::optional<ForwardOutcome>> admitGatewayRequest(DownstreamRequest& req, Session& session,
                                                                       Worker& worker, bool& cacheable);
   asio::awaitable<std::optional<auth::UserInfo>> authenticateToken(const std::string& token, Worker& worker);
+  // A review's answer: from `cache`, else from the upstream (`path`, body from `body()`,
+  // answer read by `parse`), asked once per key at a time; definitive answers are
+  // remembered. `source` says which: cache, shared or upstream.
+  template <class Result, class Body, class Parse>
+  asio::awaitable<Result> review(auth::DecisionCache<Result>& cache, auth::ReviewFlights<Result>& flights,
+                                 const std::string& key, const char* path, Body body, Parse parse, Worker& worker,
+                                 const char*& source);
   asio::awaitable<ForwardOutcome> answerStatus(DownstreamRequest& req, const ApiStatus& status);
 
   const ServerOptions options;
@@ -306,38 +313,51 @@ asio::awaitable<ForwardOutcome> ProxyServer::Impl::answerStatus(DownstreamReques
   co_return ForwardOutcome{answer.code, keep, false};
 }
 
+template <class Result, class Body, class Parse>
+asio::awaitable<Result> ProxyServer::Impl::review(auth::DecisionCache<Result>& cache,
+                                                  auth::ReviewFlights<Result>& flights, const std::string& key,
+                                                  const char* path, Body body, Parse parse, Worker& worker,
+                                                  const char*& source) {
+  if (std::optional<Result> remembered = cache.find(key)) {
+    source = "cache";
+    co_return *remembered;
+  }
+  auto fetch = [&]() -> asio::awaitable<Result> {
+    Result result;
+    try {
+      const UpstreamReply reply =
+          co_await callUpstream(worker.pool, "POST", path, body(), options.review_timeout, 1 << 20, options);
+      result = parse(reply.code, reply.body);
+    } catch (const UpstreamFailure& failure) {
+      result.error = failure.what();
+    }
+    // Like the apiserver's webhook authenticator and authorizer, an unanswered review
+    // decides nothing (401, or 503 for access) and is not remembered.
+    if (result.definitive) cache.put(key, result);
+    co_return result;
+  };
+  Result unanswered;
+  unanswered.error = "the shared review did not complete";
+  bool shared = false;
+  Result result = co_await flights.run(key, fetch, unanswered, shared);
+  source = shared ? "shared" : "upstream";
+  co_return result;
+}
+
 asio::awaitable<std::optional<auth::UserInfo>> ProxyServer::Impl::authenticateToken(const std::string& token,
                                                                                      Worker& worker) {
   const std::string key = auth::GatewayAuth::tokenKey(token);
-  std::optional<auth::TokenReviewResult> review = gateway->tokens().find(key);
-  const char* source = "cache";
-  if (!review) {
-    auto fetch = [&]() -> asio::awaitable<auth::TokenReviewResult> {
-      auth::TokenReviewResult result;
-      try {
-        const UpstreamReply reply = co_await callUpstream(worker.pool, "POST", auth::kTokenReviewPath,
-                                                          auth::tokenReviewRequest(token), options.review_timeout,
-                                                          1 << 20, options);
-        result = auth::parseTokenReview(reply.code, reply.body);
-      } catch (const UpstreamFailure& failure) {
-        result.error = failure.what();
-      }
-      // Like the apiserver's webhook authenticator, an unanswered review authenticates
-      // nobody (401) and is not remembered.
-      if (result.definitive) gateway->tokens().put(key, result);
-      co_return result;
-    };
-    auth::TokenReviewResult unanswered;
-    unanswered.error = "the shared token review did not complete";
-    bool shared = false;
-    review = co_await token_flights.run(key, fetch, unanswered, shared);
-    source = shared ? "shared" : "upstream";
-    if (!review->authenticated) spdlog::debug("token review: not authenticated: {}", review->error);
-  }
+  const char* source = "";
+  const auth::TokenReviewResult result = co_await review(
+      gateway->tokens(), token_flights, key, auth::kTokenReviewPath,
+      [&] { return auth::tokenReviewRequest(token); }, auth::parseTokenReview, worker, source);
   metrics.gatewayDecision("TokenReview", source,
-                          !review->definitive ? "error" : review->authenticated ? "allowed" : "denied");
-  if (!review->authenticated) co_return std::nullopt;
-  co_return review->user;
+                          !result.definitive ? "error" : result.authenticated ? "allowed" : "denied");
+  if (!result.authenticated) {
+    spdlog::debug("token review: not authenticated: {}", result.error);
+    co_return std::nullopt;
+  }
+  co_return result.user;
 }
 
 asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRequest(DownstreamRequest& req,
@@ -376,42 +396,24 @@ asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRe
               (req.info.verb == "get" || req.info.verb == "list" || req.info.verb == "watch");
   if (!cacheable && !local_metrics) co_return std::nullopt;
   const std::string key = auth::GatewayAuth::accessKey(*user, attrs);
-  std::optional<auth::AccessReviewResult> review = gateway->access().find(key);
-  const char* source = "cache";
-  if (!review) {
-    auto fetch = [&]() -> asio::awaitable<auth::AccessReviewResult> {
-      auth::AccessReviewResult result;
-      try {
-        const UpstreamReply reply = co_await callUpstream(worker.pool, "POST", auth::kSubjectAccessReviewPath,
-                                                          auth::subjectAccessReviewRequest(*user, attrs),
-                                                          options.review_timeout, 1 << 20, options);
-        result = auth::parseSubjectAccessReview(reply.code, reply.body);
-      } catch (const UpstreamFailure& failure) {
-        result.error = failure.what();
-      }
-      if (result.definitive) gateway->access().put(key, result);
-      co_return result;
-    };
-    auth::AccessReviewResult unanswered;
-    unanswered.error = "the shared access review did not complete";
-    bool shared = false;
-    review = co_await access_flights.run(key, fetch, unanswered, shared);
-    source = shared ? "shared" : "upstream";
-  }
+  const char* source = "";
+  const auth::AccessReviewResult access = co_await review(
+      gateway->access(), access_flights, key, auth::kSubjectAccessReviewPath,
+      [&] { return auth::subjectAccessReviewRequest(*user, attrs); }, auth::parseSubjectAccessReview, worker, source);
   metrics.gatewayDecision("SubjectAccessReview", source,
-                          !review->definitive ? "error" : review->allowed ? "allowed" : "denied");
-  if (review->allowed) co_return std::nullopt;
-  if (!review->definitive) {
+                          !access.definitive ? "error" : access.allowed ? "allowed" : "denied");
+  if (access.allowed) co_return std::nullopt;
+  if (!access.definitive) {
     // Fail closed, and say why: the apiserver cannot be asked.
-    spdlog::warn("subject access review failed: {}", review->error);
+    spdlog::warn("subject access review failed: {}", access.error);
     ApiStatus status;
     status.reason = Reason::ServiceUnavailable;
-    status.message = "authorization check failed: " + review->error;
+    status.message = "authorization check failed: " + access.error;
     co_return co_await answerStatus(req, status);
   }
   // Denied: exactly the 403 the apiserver gives this caller. A cluster-wide LIST or
   // WATCH by a caller allowed only in some namespaces is denied here too, not filtered.
-  co_return co_await answerStatus(req, auth::forbiddenStatus(*user, attrs, review->reason));
+  co_return co_await answerStatus(req, auth::forbiddenStatus(*user, attrs, access.reason));
 }
 
 std::pair<unsigned, std::string> ProxyServer::Impl::readyz(std::string_view raw_query) const {
