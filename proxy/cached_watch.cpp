@@ -362,8 +362,8 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
   WakerGuard waker_guard{waker};
   auto watcher = std::make_shared<watch::CacheWatcher>(
       plan.filter, watch::CacheWatcherOptions{options.watch_queue_capacity, plan.allow_bookmarks});
-  auto live = std::make_shared<LiveWatch>(req.stream, options.write_timeout, watcher, bookmarks);
-  waker->live = live.get();
+  LiveWatch live(req.stream, options.write_timeout, watcher, bookmarks);
+  waker->live = &live;
   waker->stream = &req.stream;
   watcher->setWakeCallback([waker, hub = WakeHub::forThisThread(executor)] { wakeStream(waker, hub); });
 
@@ -475,16 +475,16 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
       }
     }
 
-    live->last_rv = last_rv;
-    live->events_sent = events_sent;
+    live.last_rv = last_rv;
+    live.events_sent = events_sent;
     error_code ignored;
     req.stream.socket().set_option(asio::socket_base::send_buffer_size(kLiveSendBuffer), ignored);
     auto next_bookmark = started + options.watch_bookmark_interval;
     bool pre_deadline_sent = false;
     while (!control.stopping && !client->gone) {
       // What a wake-up could not write completely goes first: the chunk is under way.
-      if (!live->out.empty()) {
-        co_await live->out.flush();
+      if (!live.out.empty()) {
+        co_await live.out.flush();
         continue;
       }
       const auto now = Clock::now();
@@ -493,17 +493,17 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
       const bool bookmark_due = plan.allow_bookmarks && (now >= next_bookmark || pre_deadline);
       // Read before draining: every event at or below it is already queued (W7, W11).
       const uint64_t bookmark_rv = bookmark_due ? dispatcher.lastRV() : 0;
-      live->takeQueued();
+      live.takeQueued();
       if (bookmark_due) {
         if (pre_deadline) pre_deadline_sent = true;
         next_bookmark = now + options.watch_bookmark_interval;
-        if (bookmark_rv > live->last_rv) {
-          live->out.add(bookmarks.frame(bookmark_rv));
-          live->last_rv = bookmark_rv;
-          ++live->events_sent;
+        if (bookmark_rv > live.last_rv) {
+          live.out.add(bookmarks.frame(bookmark_rv));
+          live.last_rv = bookmark_rv;
+          ++live.events_sent;
         }
       }
-      if (!live->out.empty()) continue;
+      if (!live.out.empty()) continue;
       if (watcher->closeReason() != watch::CacheWatcher::CloseReason::Open) break;
       auto wake_at = deadline;
       if (plan.allow_bookmarks) {
@@ -512,16 +512,15 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
       }
       wake_timer->expires_at(wake_at);
       error_code ec;
-      live->parked = true;
+      live.parked = true;
       co_await wake_timer->async_wait(redirect_error(use_awaitable, ec));
-      live->parked = false;
+      live.parked = false;
     }
     if (!client->gone) co_await writeDownstream(req.stream, "0\r\n\r\n", options.write_timeout);
   } catch (...) {
     failure = std::current_exception();  // co_await is not allowed inside a handler
   }
-  live->parked = false;
-  events_sent = std::max(events_sent, live->events_sent);
+  events_sent = std::max(events_sent, live.events_sent);
   waker_guard.disarm();
   registration.reset();
   if (watcher->closeReason() == watch::CacheWatcher::CloseReason::TooSlow) {

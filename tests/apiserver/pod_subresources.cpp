@@ -1,5 +1,6 @@
 // Subresources with their own wire formats: pods/log (text, optionally followed),
 // pods/exec (WebSocket channel protocol v4/v5) and the scale subresource.
+#include <chrono>
 #include <thread>
 
 #include "api_server.h"
@@ -11,6 +12,12 @@ constexpr int kLogLines = 5;
 constexpr auto kFollowInterval = std::chrono::seconds(1);
 // Channel protocol (k8s.io/apimachinery/pkg/util/remotecommand): one leading byte per message.
 constexpr char kStdin = 0, kStdout = 1, kErrorChannel = 3;
+// A real exec's first output comes after the apiserver has dialed the kubelet and the
+// runtime has started the process: many milliseconds after the upgrade. client-go creates
+// its stream readers only after the upgrade and discards ("Unknown stream id") a frame
+// that arrives first, so output written at once made kubectl exec fail now and then,
+// most often through a chain of proxies that delivers the 101 and the frame together.
+constexpr auto kProcessStart = std::chrono::milliseconds(100);
 constexpr unsigned char kCloseChannel = 255;  // v5: "close this stream" signal
 
 std::string logLine(const std::string& pod, const std::string& container, int n) {
@@ -112,6 +119,7 @@ void ApiServer::handlePodExec(const HttpRequest& req, const RequestInfo& info, c
     size_t first = (!command.empty() && command[0] == "echo") ? 1 : 0;
     std::string line;
     for (size_t i = first; i < command.size(); ++i) line += (i > first ? " " : "") + command[i];
+    std::this_thread::sleep_for(kProcessStart);
     if (!line.empty() || first == 1) ws.write(std::string(1, kStdout) + line + "\n");
     if (with_stdin) {
       std::string msg;

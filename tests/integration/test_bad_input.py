@@ -12,16 +12,9 @@ class BadInputTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.procs = harness.Processes()
-        try:
-            cls.upstream = cls.procs.stub_upstream()
-            cls.proxy = cls.procs.proxy("http://127.0.0.1:%d" % cls.upstream.port)
-        except Exception:
-            cls.procs.stop_all()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.procs.stop_all()
+        cls.addClassCleanup(cls.procs.stop_all)
+        cls.upstream = cls.procs.stub_upstream()
+        cls.proxy = cls.procs.proxy("http://127.0.0.1:%d" % cls.upstream.port)
 
     def assert_still_serving(self):
         status, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/api/v1/namespaces")

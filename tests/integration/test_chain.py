@@ -72,25 +72,18 @@ class ChainFidelityTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.processes = harness.Processes()
-        try:
-            cls.api = clients.start_apiserver(cls.processes, "--enable-control", "--sample-data",
-                                              "--bookmark-interval", "1")
-            cls.upstream = "http://127.0.0.1:%d" % cls.api.port
-            clients.ensure_namespace(cls.upstream, "paged")
-            for i in range(7):
-                status, body = clients.request(cls.upstream + "/api/v1/namespaces/paged/configmaps", "POST",
-                                               {"metadata": {"name": "cm-%d" % i}, "data": {"i": str(i)}})
-                assert status == 201, body
-            # Deployments: cached by A only, so B passes their reads through to A's cache.
-            cls.a, cls.b = start_chain(cls.processes, cls.upstream, CACHED + ",deployments.apps",
-                                       ("--no-cache", "deployments.apps"))
-        except Exception:
-            cls.processes.stop_all()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.processes.stop_all()
+        cls.addClassCleanup(cls.processes.stop_all)
+        cls.api = clients.start_apiserver(cls.processes, "--enable-control", "--sample-data",
+                                          "--bookmark-interval", "1")
+        cls.upstream = "http://127.0.0.1:%d" % cls.api.port
+        clients.ensure_namespace(cls.upstream, "paged")
+        for i in range(7):
+            status, body = clients.request(cls.upstream + "/api/v1/namespaces/paged/configmaps", "POST",
+                                           {"metadata": {"name": "cm-%d" % i}, "data": {"i": str(i)}})
+            assert status == 201, body
+        # Deployments: cached by A only, so B passes their reads through to A's cache.
+        cls.a, cls.b = start_chain(cls.processes, cls.upstream, CACHED + ",deployments.apps",
+                                   ("--no-cache", "deployments.apps"))
 
     def bases(self):
         return {"apiserver": self.upstream, "A": "http://127.0.0.1:%d" % self.a.port,

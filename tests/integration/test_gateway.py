@@ -75,6 +75,7 @@ class GatewayTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp()
+        cls.addClassCleanup(shutil.rmtree, cls.dir, True)
         cls.pki = harness.make_pki(cls.dir)
         cls.carol = issue(cls.dir, "carol", "/O=team-a/CN=carol", "extendedKeyUsage=clientAuth\n")
         # The serving pair the proxy reads; the reload test replaces it.
@@ -83,22 +84,14 @@ class GatewayTest(unittest.TestCase):
         shutil.copy(cls.pki["server_cert"], cls.serving_cert)
         shutil.copy(cls.pki["server_key"], cls.serving_key)
         cls.procs = harness.Processes()
-        try:
-            # Bookmarks each second keep the cache's RV current for consistent reads (C1).
-            cls.api = clients.start_apiserver(cls.procs, "--authn", "--enable-control", "--bookmark-interval", "1")
-            for ns in ("a", "b"):
-                cls.upstream("/api/v1/namespaces", "admin-token", "POST", {"metadata": {"name": ns}}, expect=201)
-                cls.upstream("/api/v1/namespaces/%s/pods" % ns, "admin-token", "POST", clients.pod("p-" + ns),
-                             expect=201)
-            cls.proxy = cls.start_proxy()
-        except Exception:
-            cls.procs.stop_all()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.procs.stop_all()
-        shutil.rmtree(cls.dir, ignore_errors=True)
+        cls.addClassCleanup(cls.procs.stop_all)
+        # Bookmarks each second keep the cache's RV current for consistent reads (C1).
+        cls.api = clients.start_apiserver(cls.procs, "--authn", "--enable-control", "--bookmark-interval", "1")
+        for ns in ("a", "b"):
+            cls.upstream("/api/v1/namespaces", "admin-token", "POST", {"metadata": {"name": ns}}, expect=201)
+            cls.upstream("/api/v1/namespaces/%s/pods" % ns, "admin-token", "POST", clients.pod("p-" + ns),
+                         expect=201)
+        cls.proxy = cls.start_proxy()
 
     @classmethod
     def upstream(cls, path, token=None, method="GET", body=None, expect=None):

@@ -59,20 +59,13 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.procs = harness.Processes()
-        try:
-            cls.upstream = cls.procs.stub_upstream()
-            cls.proxy = cls.procs.proxy("http://127.0.0.1:%d" % cls.upstream.port, "--cache-on-demand=false",
-                                        "--max-request-body-bytes", str(BODY_LIMIT),
-                                        "--max-header-bytes", str(HEADER_LIMIT),
-                                        "--read-header-timeout", "%gs" % READ_HEADER_TIMEOUT,
-                                        "--idle-timeout", "%gs" % IDLE_TIMEOUT)
-        except Exception:
-            cls.procs.stop_all()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.procs.stop_all()
+        cls.addClassCleanup(cls.procs.stop_all)
+        cls.upstream = cls.procs.stub_upstream()
+        cls.proxy = cls.procs.proxy("http://127.0.0.1:%d" % cls.upstream.port, "--cache-on-demand=false",
+                                    "--max-request-body-bytes", str(BODY_LIMIT),
+                                    "--max-header-bytes", str(HEADER_LIMIT),
+                                    "--read-header-timeout", "%gs" % READ_HEADER_TIMEOUT,
+                                    "--idle-timeout", "%gs" % IDLE_TIMEOUT)
 
     def connect(self):
         return socket.create_connection((self.proxy.host, self.proxy.port), timeout=10)

@@ -68,22 +68,15 @@ class OperatorDocsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.processes = harness.Processes()
-        try:
-            cls.api = clients.start_apiserver(cls.processes, "--sample-data")
-            cls.upstream = "http://127.0.0.1:%d" % cls.api.port
-            cls.proxy = cls.processes.proxy(cls.upstream, "--cache", "pods,configmaps")
-            harness.wait_for(lambda: harness.http_get(cls.proxy.host, cls.proxy.port, "/readyz")[0] == 200,
-                             timeout=20, message="proxy ready")
-            # A proxy whose upstream refuses connections, for the upstream error counter.
-            closed_port = harness.free_port()
-            cls.broken = cls.processes.proxy("http://127.0.0.1:%d" % closed_port, "--cache-on-demand=false")
-        except Exception:
-            cls.processes.stop_all()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.processes.stop_all()
+        cls.addClassCleanup(cls.processes.stop_all)
+        cls.api = clients.start_apiserver(cls.processes, "--sample-data")
+        cls.upstream = "http://127.0.0.1:%d" % cls.api.port
+        cls.proxy = cls.processes.proxy(cls.upstream, "--cache", "pods,configmaps")
+        harness.wait_for(lambda: harness.http_get(cls.proxy.host, cls.proxy.port, "/readyz")[0] == 200,
+                         timeout=20, message="proxy ready")
+        # A proxy whose upstream refuses connections, for the upstream error counter.
+        closed_port = harness.free_port()
+        cls.broken = cls.processes.proxy("http://127.0.0.1:%d" % closed_port, "--cache-on-demand=false")
 
     def get(self, proxy, path, user_agent):
         return harness.http_get(proxy.host, proxy.port, path, {"User-Agent": user_agent})

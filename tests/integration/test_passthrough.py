@@ -16,16 +16,9 @@ class PassThroughTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.procs = harness.Processes()
-        try:
-            cls.upstream = cls.procs.stub_upstream()
-            cls.proxy = cls.procs.proxy("http://127.0.0.1:%d" % cls.upstream.port, "--token", "proxy-token")
-        except Exception:
-            cls.procs.stop_all()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.procs.stop_all()
+        cls.addClassCleanup(cls.procs.stop_all)
+        cls.upstream = cls.procs.stub_upstream()
+        cls.proxy = cls.procs.proxy("http://127.0.0.1:%d" % cls.upstream.port, "--token", "proxy-token")
 
     def connect(self, timeout=30):
         conn = http.client.HTTPConnection(self.proxy.host, self.proxy.port, timeout=timeout)

@@ -11,19 +11,12 @@ class UpstreamTlsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp()
+        cls.addClassCleanup(shutil.rmtree, cls.dir, True)
         cls.pki = harness.make_pki(cls.dir)
         cls.procs = harness.Processes()
-        try:
-            cls.upstream = cls.procs.stub_upstream("--cert", cls.pki["server_cert"], "--key", cls.pki["server_key"],
-                                                   "--client-ca", cls.pki["ca"], "--token", "s3cret")
-        except Exception:
-            cls.procs.stop_all()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.procs.stop_all()
-        shutil.rmtree(cls.dir, ignore_errors=True)
+        cls.addClassCleanup(cls.procs.stop_all)
+        cls.upstream = cls.procs.stub_upstream("--cert", cls.pki["server_cert"], "--key", cls.pki["server_key"],
+                                               "--client-ca", cls.pki["ca"], "--token", "s3cret")
 
     def start_proxy(self, *args):
         return self.procs.proxy("https://127.0.0.1:%d" % self.upstream.port, *args)
