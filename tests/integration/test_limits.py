@@ -30,6 +30,17 @@ def split_answer(answer):
     return lines[0], headers, body
 
 
+def read_sized_answer(sock):
+    """Reads one answer with a Content-Length from a kept-alive connection."""
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += sock.recv(65536)
+    status, headers, body = split_answer(answer)
+    while len(body) < int(headers["content-length"]):
+        body += sock.recv(65536)
+    return status, headers, body
+
+
 def trickle_until_closed(sock, data, interval=0.1, give_up=15.0):
     """Sends `data` one byte per `interval` until the server closes the connection.
     Returns (seconds from the first byte to the close, bytes the server sent)."""
@@ -156,12 +167,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
     def test_an_idle_keep_alive_connection_is_closed_after_the_idle_timeout(self):
         with self.connect() as s:
             s.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: p\r\n\r\n")
-            answer = b""
-            while b"\r\n\r\n" not in answer:
-                answer += s.recv(65536)
-            _, headers, body = split_answer(answer)
-            while len(body) < int(headers["content-length"]):
-                body += s.recv(65536)
+            read_sized_answer(s)
             served = time.monotonic()
             rest = harness.read_until_close(s, timeout=IDLE_TIMEOUT * 4)
             idle = time.monotonic() - served
@@ -174,12 +180,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
         # from there the head has READ_HEADER_TIMEOUT, not what is left of the idle time.
         with self.connect() as s:
             s.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: p\r\n\r\n")
-            answer = b""
-            while b"\r\n\r\n" not in answer:
-                answer += s.recv(65536)
-            _, headers, body = split_answer(answer)
-            while len(body) < int(headers["content-length"]):
-                body += s.recv(65536)
+            read_sized_answer(s)
             elapsed, received = trickle_until_closed(s, b"GET /api/v1/pods HTTP/1.1\r\nX-Slow: " + b"s" * 1000)
         self.assertEqual(received, b"")
         self.assertGreaterEqual(elapsed, READ_HEADER_TIMEOUT * 0.9)
