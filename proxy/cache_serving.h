@@ -46,6 +46,18 @@ std::string collectionPath(const RequestInfo& info, std::string_view ns);
 asio::awaitable<bool> awaitStore(std::function<bool()> done, std::chrono::steady_clock::time_point deadline,
                                  std::chrono::microseconds first, std::chrono::microseconds longest);
 
+// R7 for a read or watch at RV=N beyond the cache. The apiserver brings its watch cache to
+// etcd's revision with a progress request and answers at once any N that a write to any
+// resource returned; the proxy's copy of an idle resource reaches such an N only with its
+// next upstream event or bookmark (up to a minute), so waiting the apiserver's 3 s would
+// turn its 200 into a 504. The store gets a short catch-up wait (a write this client just
+// made is usually in flight), then the request passes through. While the upstream is down
+// nothing can pass through: the wait is the apiserver's 3 s and the answer its 504.
+enum class ResourceVersionWait { Reached, PassThrough, TooLarge };
+asio::awaitable<ResourceVersionWait> awaitResourceVersionOrPassThrough(CacheContext& ctx,
+                                                                       const cache::ThreadSafeStore& store,
+                                                                       uint64_t rv);
+
 // Waits until `store` reaches `rv` (true) or `deadline` passes (false).
 asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,
                                            std::chrono::steady_clock::time_point deadline);

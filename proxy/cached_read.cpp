@@ -36,8 +36,10 @@ using asio::redirect_error;
 using asio::use_awaitable;
 using Clock = std::chrono::steady_clock;
 
-// The apiserver's blockTimeout for an RV the cache has not reached (R7).
+// The apiserver's blockTimeout for an RV the cache has not reached (R7), used while the
+// upstream is down; otherwise the catch-up wait before such a read passes through.
 constexpr auto kResourceVersionWait = std::chrono::seconds(3);
+constexpr auto kResourceVersionCatchUp = std::chrono::milliseconds(50);
 // How long a consistent read waits for the cache to reach its fence before passing
 // through. Changes committed before the fence reach the proxy's watch within
 // milliseconds; a resource with no such changes reaches the fence only with the next
@@ -298,9 +300,12 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
     case ListPlan::Read::Current: result = listCurrent(store, options, ns, plan); break;
     case ListPlan::Read::NotOlderThan:
     case ListPlan::Read::Exact: {
-      if (!co_await awaitResourceVersion(store, plan.rv, Clock::now() + kResourceVersionWait)) {
-        co_return co_await writeStatus(req, ctx, tooLargeResourceVersionStatus(plan.rv, store.currentRV()),
-                                       store.currentRV());
+      switch (co_await awaitResourceVersionOrPassThrough(ctx, store, plan.rv)) {
+        case ResourceVersionWait::Reached: break;
+        case ResourceVersionWait::PassThrough: co_return std::nullopt;
+        case ResourceVersionWait::TooLarge:
+          co_return co_await writeStatus(req, ctx, tooLargeResourceVersionStatus(plan.rv, store.currentRV()),
+                                         store.currentRV());
       }
       if (plan.read == ListPlan::Read::NotOlderThan) {
         result = listCurrent(store, options, ns, plan);
@@ -345,9 +350,14 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
   } else {
     const auto rv = cache::ResourceVersion::parse(*rv_param);
     if (!rv) co_return std::nullopt;  // R6: the upstream's own quirky answer
-    if (!rv->isZero() && !co_await awaitResourceVersion(store, rv->value(), Clock::now() + kResourceVersionWait)) {
-      co_return co_await writeStatus(req, ctx, tooLargeResourceVersionStatus(rv->value(), store.currentRV()),
-                                     store.currentRV());
+    if (!rv->isZero()) {
+      switch (co_await awaitResourceVersionOrPassThrough(ctx, store, rv->value())) {
+        case ResourceVersionWait::Reached: break;
+        case ResourceVersionWait::PassThrough: co_return std::nullopt;
+        case ResourceVersionWait::TooLarge:
+          co_return co_await writeStatus(req, ctx, tooLargeResourceVersionStatus(rv->value(), store.currentRV()),
+                                         store.currentRV());
+      }
     }
   }
   const uint64_t at = store.currentRV();
@@ -373,6 +383,17 @@ std::string collectionPath(const RequestInfo& info, std::string_view ns) {
   if (!ns.empty()) path += "/namespaces/" + std::string(ns);
   path += "/" + info.resource;
   return path;
+}
+
+asio::awaitable<ResourceVersionWait> awaitResourceVersionOrPassThrough(CacheContext& ctx,
+                                                                       const cache::ThreadSafeStore& store,
+                                                                       uint64_t rv) {
+  const auto* health = ctx.pool.upstream().health();
+  const bool upstream_down = health && !health->up();
+  const auto wait = upstream_down ? std::chrono::duration_cast<std::chrono::milliseconds>(kResourceVersionWait)
+                                  : kResourceVersionCatchUp;
+  if (co_await awaitResourceVersion(store, rv, Clock::now() + wait)) co_return ResourceVersionWait::Reached;
+  co_return upstream_down ? ResourceVersionWait::TooLarge : ResourceVersionWait::PassThrough;
 }
 
 asio::awaitable<bool> awaitConsistency(CacheContext& ctx, const watch::CachedResource& cached,

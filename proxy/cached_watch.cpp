@@ -35,7 +35,6 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kReplayBatch = 256;
 constexpr size_t kFlushBytes = 64 * 1024;
 constexpr auto kPreDeadlineBookmark = std::chrono::seconds(2);  // W7
-constexpr auto kTooLargeWait = std::chrono::seconds(3);         // R7 blockTimeout
 // The socket send buffer of a live watch stream (the kernel doubles it for bookkeeping).
 // Autotuning grows it to tcp_wmem's maximum (4 MiB by default) for a client that stops
 // reading, and every event is then still copied into it: 500 stalled watchers held 790 MB
@@ -344,9 +343,10 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
   const bool keep = req.keep_alive && req.parser.is_done();
   ChunkWriter out(req.stream, options.write_timeout);  // head, initial state and replay
 
-  // W9 at RV=N: the cache must reach N first (bounded), else one ERROR event (W5).
+  // W9 at RV=N: serveCachedWatch waited for the cache to reach N (or passed the watch
+  // through); still short of it, the watch gets one ERROR event (W5).
   if (plan.wait_for_rv && store.currentRV() < *plan.wait_for_rv) {
-    if (!co_await awaitResourceVersion(store, *plan.wait_for_rv, Clock::now() + kTooLargeWait)) {
+    if (!co_await awaitResourceVersion(store, *plan.wait_for_rv, Clock::now())) {
       co_await writeDownstream(req.stream, watchResponseHead(keep), options.write_timeout);
       out.add(watch::encodeErrorEvent(tooLargeResourceVersionStatus(*plan.wait_for_rv, store.currentRV())));
       co_await out.flush();
@@ -565,6 +565,11 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
     co_return ForwardOutcome{answer->code, keep, false};
   }
   cached->markUsed();
+  // W9 at RV=N beyond the cache: a short catch-up, then the upstream answers (R7).
+  if (const auto& rv = std::get<WatchPlan>(planned).wait_for_rv; rv && cached->store().currentRV() < *rv &&
+      co_await awaitResourceVersionOrPassThrough(ctx, cached->store(), *rv) == ResourceVersionWait::PassThrough) {
+    co_return std::nullopt;
+  }
   if (std::get<WatchPlan>(planned).consistent &&
       !co_await awaitConsistency(ctx, *cached, collectionPath(info, info.namespace_))) {
     co_return std::nullopt;

@@ -36,10 +36,14 @@ CACHED = "pods,configmaps,widgets.example.com"
 
 
 class Connection:
-    """A keep-alive connection that reconnects after errors."""
+    """A keep-alive connection that reconnects after errors. `connect` makes a new
+    connection (plain HTTP to 127.0.0.1:port by default); `headers` go on every request
+    (credentials)."""
 
-    def __init__(self, port):
+    def __init__(self, port, connect=None, headers=None):
         self.port = port
+        self.connect = connect or (lambda: http.client.HTTPConnection("127.0.0.1", port, timeout=30))
+        self.extra = headers or {}
         self.conn = None
 
     def close(self):
@@ -50,9 +54,9 @@ class Connection:
     def get(self, target, headers):
         for attempt in range(3):
             if self.conn is None:
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                self.conn = self.connect()
             try:
-                self.conn.request("GET", target, headers=headers)
+                self.conn.request("GET", target, headers=dict(headers, **self.extra))
                 r = self.conn.getresponse()
                 return Answer(r.status, r.getheaders(), r.read())
             except (http.client.HTTPException, OSError):
@@ -106,10 +110,10 @@ class Budget:
 
 
 class DifferentialRun:
-    def __init__(self, seed, proxy_port, upstream_port, universe):
+    def __init__(self, seed, proxy_port, upstream_port, universe, upstream=None):
         self.seed = seed
         self.proxy = Connection(proxy_port)
-        self.upstream = Connection(upstream_port)
+        self.upstream = upstream or Connection(upstream_port)
         self.proxy_port, self.upstream_port = proxy_port, upstream_port
         self.u = universe
         self.memo = {}  # (target, accept) -> sha256 of an upstream 200 answer to a deterministic request
@@ -336,6 +340,74 @@ def proxy_supports(flag):
     return flag in out
 
 
+def drive(testcase, seed, total, universe, new_run, compact):
+    """Sends `total` generated requests from several workers (each its own DifferentialRun
+    from `new_run`), compacts the upstream (`compact` returns the compacted RV) at 85 %,
+    prints the counts and fails `testcase` on any mismatch."""
+    # Several workers, each with its own connections and its own request sequence
+    # (seed + worker number): consistent reads and too-large RVs spend most of their
+    # time waiting, and concurrent clients are what the proxy serves anyway.
+    workers = int(os.environ.get("KCP_DIFF_WORKERS", "4"))
+    budget = Budget(total, int(total * 0.85))
+    runs = [new_run() for _ in range(workers)]
+
+    def work(w):
+        gen = read_requests.Generator(seed * 1000 + w, universe)
+        while True:
+            n = budget.claim()
+            if n is None:
+                return
+            if n == budget.compact_at:
+                compacted = str(compact())
+                universe.compacted = True
+                universe.recent_rvs[:] = [compacted]
+            runs[w].run(gen.next(), budget)
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        for f in [pool.submit(work, w) for w in range(workers)]:
+            f.result()
+    elapsed = time.monotonic() - started
+    run = runs[0]
+    for side in runs[1:]:
+        for k, v in side.counts.items():
+            run.counts[k] += v
+        for k, (n, t) in side.latency.items():
+            m, u = run.latency.get(k, (0, 0.0))
+            run.latency[k] = (m + n, u + t)
+        run.mismatches += side.mismatches
+    for r in runs:
+        r.close()
+    c = run.counts
+    if os.environ.get("KCP_DIFF_LATENCY"):
+        for k, (n, t) in sorted(run.latency.items()):
+            print("  %-45s %5d requests, mean %.1f ms" % (k, n, t / n * 1000))
+    cache_share = {}
+    for k, (n, _) in run.latency.items():
+        verb, plural, form, how = k.split()
+        if form == "rv=unset" and verb == "list":
+            a, b = cache_share.get(plural, (0, 0))
+            cache_share[plural] = (a + (n if how == "cache" else 0), b + n)
+    print("consistent LISTs (RV unset) served from the cache: %s" % ", ".join(
+        "%s %d/%d" % (p, a, b) for p, (a, b) in sorted(cache_share.items())))
+    print("%d requests (%d GET, %d LIST incl. %d continue pages; %d exact, %d at-proxy-rv; %d errors) in %.1f s"
+          % (c["requests"], c["get"], c["list"], c["continue_pages"], c["exact"], c["relative"], c["errors"],
+             elapsed))
+    print("served by the proxy: %d from cache, %d from upstream, %d unmarked; %d not verifiable (history "
+          "compacted upstream), %d from history the upstream compacted" % (
+              c["cache"], c["upstream"], c["unknown"], c["unverifiable"], c["history_kept"]))
+    print("mismatches: %d" % len(run.mismatches))
+    if os.environ.get("KCP_DIFF_REPORT"):
+        with open(os.environ["KCP_DIFF_REPORT"], "w") as f:
+            for m in run.mismatches:
+                f.write(json.dumps(m) + "\n")
+    if run.mismatches:
+        lines = ["%s [Accept %s, %s]\n    proxy: %s\n    want:  %s\n    %s" % (
+            m["request"], m["accept"], m["note"] or m["mode"], m["got"], m["want"], "\n    ".join(m["diffs"]))
+            for m in run.mismatches[:15]]
+        testcase.fail("%d of %d answers differ (seed %d; KCP_DIFF_SEED=%d replays):\n%s" % (
+            len(run.mismatches), c["requests"], seed, seed, "\n".join(lines)))
+
+
 class ReadDifferentialTest(unittest.TestCase):
     def setUp(self):
         self.processes = harness.Processes()
@@ -371,68 +443,10 @@ class ReadDifferentialTest(unittest.TestCase):
                 print("no answer from the cache within 5 s: this build passes reads through")
 
         post(base, "/control/churn?rate=20&seconds=%d" % max(60, total // 20))
-        # Several workers, each with its own connections and its own request sequence
-        # (seed + worker number): consistent reads and too-large RVs spend most of their
-        # time waiting, and concurrent clients are what the proxy serves anyway.
-        workers = int(os.environ.get("KCP_DIFF_WORKERS", "4"))
-        budget = Budget(total, int(total * 0.85))
-        runs = [DifferentialRun(seed, px.port, api.port, universe) for _ in range(workers)]
 
-        def work(w):
-            gen = read_requests.Generator(seed * 1000 + w, universe)
-            while True:
-                n = budget.claim()
-                if n is None:
-                    return
-                if n == budget.compact_at:
-                    compacted = post(base, "/control/compact")["resourceVersion"]
-                    universe.compacted = True
-                    universe.recent_rvs[:] = [compacted]
-                runs[w].run(gen.next(), budget)
-        started = time.monotonic()
-        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-            for f in [pool.submit(work, w) for w in range(workers)]:
-                f.result()
-        elapsed = time.monotonic() - started
-        run = runs[0]
-        for side in runs[1:]:
-            for k, v in side.counts.items():
-                run.counts[k] += v
-            for k, (n, t) in side.latency.items():
-                m, u = run.latency.get(k, (0, 0.0))
-                run.latency[k] = (m + n, u + t)
-            run.mismatches += side.mismatches
-        for r in runs:
-            r.close()
-        c = run.counts
-        if os.environ.get("KCP_DIFF_LATENCY"):
-            for k, (n, t) in sorted(run.latency.items()):
-                print("  %-45s %5d requests, mean %.1f ms" % (k, n, t / n * 1000))
-        cache_share = {}
-        for k, (n, _) in run.latency.items():
-            verb, plural, form, how = k.split()
-            if form == "rv=unset" and verb == "list":
-                a, b = cache_share.get(plural, (0, 0))
-                cache_share[plural] = (a + (n if how == "cache" else 0), b + n)
-        print("consistent LISTs (RV unset) served from the cache: %s" % ", ".join(
-            "%s %d/%d" % (p, a, b) for p, (a, b) in sorted(cache_share.items())))
-        print("%d requests (%d GET, %d LIST incl. %d continue pages; %d exact, %d at-proxy-rv; %d errors) in %.1f s"
-              % (c["requests"], c["get"], c["list"], c["continue_pages"], c["exact"], c["relative"], c["errors"],
-                 elapsed))
-        print("served by the proxy: %d from cache, %d from upstream, %d unmarked; %d not verifiable (history "
-              "compacted upstream), %d from history the upstream compacted" % (
-                  c["cache"], c["upstream"], c["unknown"], c["unverifiable"], c["history_kept"]))
-        print("mismatches: %d" % len(run.mismatches))
-        if os.environ.get("KCP_DIFF_REPORT"):
-            with open(os.environ["KCP_DIFF_REPORT"], "w") as f:
-                for m in run.mismatches:
-                    f.write(json.dumps(m) + "\n")
-        if run.mismatches:
-            lines = ["%s [Accept %s, %s]\n    proxy: %s\n    want:  %s\n    %s" % (
-                m["request"], m["accept"], m["note"] or m["mode"], m["got"], m["want"], "\n    ".join(m["diffs"]))
-                for m in run.mismatches[:15]]
-            self.fail("%d of %d answers differ (seed %d; KCP_DIFF_SEED=%d replays):\n%s" % (
-                len(run.mismatches), c["requests"], seed, seed, "\n".join(lines)))
+        def compact():
+            return post(base, "/control/compact")["resourceVersion"]
+        drive(self, seed, total, universe, lambda: DifferentialRun(seed, px.port, api.port, universe), compact)
 
 
 def _list(items, rv="10", cont=None, kind="PodList"):

@@ -1,0 +1,166 @@
+// Command informer keeps an informer cache of pods, the way Go controllers do, against the
+// server in --kubeconfig: a client-go SharedInformerFactory (--kind client-go) or a
+// controller-runtime manager's cache (--kind controller-runtime). It prints JSON lines:
+// {"event":"synced"} once the cache has synced, one {"event":...} line per change, and on
+// the stdin line "dump" {"dump":{"<ns>/<name>":"<resourceVersion>",...}}.
+//
+// client-go's environment decides the protocol, as in any Go controller:
+// KUBE_FEATURE_WatchListClient=false turns the watch-list protocol off (it is on by
+// default), and KUBE_WATCHLIST_INCONSISTENCY_DETECTOR=true makes every watch-list sync
+// compare the cache with an Exact LIST; a difference panics the process.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+var stdout = struct {
+	sync.Mutex
+	enc *json.Encoder
+}{enc: json.NewEncoder(os.Stdout)}
+
+func emit(v any) {
+	stdout.Lock()
+	defer stdout.Unlock()
+	_ = stdout.enc.Encode(v)
+}
+
+func key(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+
+// dumper answers "dump" lines on stdin with the cache's key -> resourceVersion map.
+func serveDumps(list func() ([]corev1.Pod, error)) {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() != "dump" {
+			continue
+		}
+		pods, err := list()
+		if err != nil {
+			emit(map[string]string{"error": err.Error()})
+			continue
+		}
+		state := make(map[string]string, len(pods))
+		for i := range pods {
+			state[key(&pods[i])] = pods[i].ResourceVersion
+		}
+		emit(map[string]any{"dump": state})
+	}
+	os.Exit(0)
+}
+
+func handlers() toolscache.ResourceEventHandlerFuncs {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); ok {
+				emit(map[string]string{"event": "added", "key": key(p), "rv": p.ResourceVersion})
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if p, ok := obj.(*corev1.Pod); ok {
+				emit(map[string]string{"event": "updated", "key": key(p), "rv": p.ResourceVersion})
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); ok {
+				emit(map[string]string{"event": "deleted", "key": key(p)})
+			}
+		},
+	}
+}
+
+func runClientGo(ctx context.Context, cfg *rest.Config) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	pods := factory.Core().V1().Pods()
+	if _, err := pods.Informer().AddEventHandler(handlers()); err != nil {
+		log.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			log.Fatalf("cache of %v did not sync", typ)
+		}
+	}
+	emit(map[string]string{"event": "synced"})
+	serveDumps(func() ([]corev1.Pod, error) {
+		objs := pods.Informer().GetStore().List()
+		out := make([]corev1.Pod, 0, len(objs))
+		for _, o := range objs {
+			out = append(out, *o.(*corev1.Pod))
+		}
+		return out, nil
+	})
+}
+
+func runControllerRuntime(ctx context.Context, cfg *rest.Config) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Metrics: server.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	informer, err := mgr.GetCache().GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := informer.AddEventHandler(handlers()); err != nil {
+		log.Fatal(err)
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		log.Fatal("controller-runtime cache did not sync")
+	}
+	emit(map[string]string{"event": "synced"})
+	var c crcache.Cache = mgr.GetCache()
+	serveDumps(func() ([]corev1.Pod, error) {
+		list := &corev1.PodList{}
+		err := c.List(ctx, list)
+		return list.Items, err
+	})
+}
+
+func main() {
+	// A flag set of its own: controller-runtime registers --kubeconfig on the global one.
+	flags := flag.NewFlagSet("informer", flag.ExitOnError)
+	kubeconfig := flags.String("kubeconfig", "", "kubeconfig of the server to watch")
+	kind := flags.String("kind", "client-go", "client-go or controller-runtime")
+	_ = flags.Parse(os.Args[1:])
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg.Timeout = 30 * time.Second
+	ctx := context.Background()
+	switch *kind {
+	case "client-go":
+		runClientGo(ctx, cfg)
+	case "controller-runtime":
+		runControllerRuntime(ctx, cfg)
+	default:
+		fmt.Fprintf(os.Stderr, "unknown --kind %q\n", *kind)
+		os.Exit(2)
+	}
+}

@@ -1,0 +1,79 @@
+"""Gateway mode against the real TokenReview, SubjectAccessReview and RBAC: for each
+identity (admin, a user confined to one namespace, a user with no rights, an unknown
+token) and each read, the proxy's status and body are byte-equal to the apiserver's.
+Contract clauses: E1, E2 (Status bodies); docs/security.md rows "authentication" and
+"authorization".
+"""
+import http.client
+import ssl
+import tempfile
+import unittest
+
+import realcluster
+
+import harness
+
+READS = [
+    "/api/v1/namespaces/default/pods",
+    "/api/v1/namespaces/default/pods/web-0",
+    "/api/v1/namespaces/limited/configmaps",
+    "/api/v1/pods",
+    "/api/v1/namespaces",
+    "/api/v1/namespaces/demo",
+    "/apis/example.com/v1/namespaces/default/widgets",
+    "/apis/example.com/v1/namespaces/default/widgets/widget-1",
+    "/api/v1/namespaces/default/pods?watch=1&resourceVersion=0&timeoutSeconds=1",
+    "/api/v1/namespaces/limited/configmaps?watch=1&timeoutSeconds=1",
+]
+
+
+@realcluster.require_bin
+class GatewayAgainstRealRbacTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.processes = harness.Processes()
+        cls.addClassCleanup(cls.processes.stop_all)
+        cls.workdir = tempfile.mkdtemp(prefix="gateway-real-")
+        cls.plane = realcluster.ControlPlane(cls.processes, cls.workdir)
+        pki = harness.make_pki(cls.workdir)
+        cls.proxy_ssl = ssl.create_default_context(cafile=pki["ca"])
+        cls.proxy = realcluster.start_proxy(
+            cls.processes, cls.plane, "--mode", "gateway", "--tls-cert-file", pki["server_cert"],
+            "--tls-private-key-file", pki["server_key"], "--cache", "pods,configmaps,namespaces,widgets.example.com",
+            who="proxy", tls=cls.proxy_ssl)
+
+    def via_proxy(self, path, token):
+        conn = http.client.HTTPSConnection("127.0.0.1", self.proxy.port, context=self.proxy_ssl, timeout=30)
+        try:
+            conn.request("GET", path, headers={"Authorization": "Bearer " + token, "Accept": "application/json"})
+            r = conn.getresponse()
+            return r.status, r.read()
+        finally:
+            conn.close()
+
+    def direct(self, path, token):
+        conn = self.plane.connection()
+        try:
+            conn.request("GET", path, headers={"Authorization": "Bearer " + token, "Accept": "application/json"})
+            r = conn.getresponse()
+            return r.status, r.read()
+        finally:
+            conn.close()
+
+    def test_refusals_are_byte_equal_and_allowed_reads_succeed(self):
+        identities = dict(realcluster.TOKENS)
+        identities["unknown"] = "no-such-token"
+        for who in ("limited", "nobody", "unknown", "admin"):
+            for path in READS:
+                with self.subTest(who=who, path=path):
+                    want = self.direct(path, identities[who])
+                    got = self.via_proxy(path, identities[who])
+                    self.assertEqual(got[0], want[0])
+                    if want[0] in (401, 403):
+                        self.assertEqual(got[1], want[1])
+                    elif "watch=1" not in path:
+                        self.assertEqual(got[0], 200)
+
+
+if __name__ == "__main__":
+    unittest.main()
