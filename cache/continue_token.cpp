@@ -184,10 +184,14 @@ std::string ContinueToken::encode(int64_t resource_version, std::string_view las
 }
 
 std::string ContinueToken::encodeStart(int64_t resource_version, std::string_view start) {
+  // storage.EncodeContinue trims the list prefix, which ends without a slash, from the
+  // key: kube-apiserver's tokens say "/<name>\u0000" and "/<ns>/<name>\u0000".
+  std::string rooted = "/";
+  rooted.append(start);
   std::string json = "{\"v\":";
   json.append(goJsonString(kTokenVersion));
   json.append(",\"rv\":").append(std::to_string(resource_version));
-  json.append(",\"start\":").append(goJsonString(start)).append("}");
+  json.append(",\"start\":").append(goJsonString(rooted)).append("}");
   return base64UrlEncode(json);
 }
 
@@ -210,7 +214,9 @@ ContinueToken::Result ContinueToken::decode(std::string_view token) {
   // Guards against path traversal: the start key must already be a clean path.
   std::string rooted = raw->start.starts_with('/') ? raw->start : "/" + raw->start;
   if (cleanRootedPath(rooted) != rooted) return invalid(": " + raw->start);
-  return ContinueToken{raw->rv, std::move(raw->start)};
+  // Relative to the list prefix, as DecodeContinue appends cleaned[1:] to it: tokens with
+  // and without the leading slash name the same key.
+  return ContinueToken{raw->rv, rooted.substr(1)};
 }
 
 }  // namespace cache

@@ -1,10 +1,12 @@
 #pragma once
 // Continue tokens in the apiserver's format (contract P2, P3, P7), so tokens are
 // interchangeable between the proxy and upstream:
-//   base64url-no-padding({"v":"meta.k8s.io/v1","rv":<int64>,"start":"<key>\u0000"})
+//   base64url-no-padding({"v":"meta.k8s.io/v1","rv":<int64>,"start":"/<key>\u0000"})
 // `start` is the storage key of the last returned item relative to the list prefix
-// ("<ns>/<name>" for all-namespaces lists, "<name>" otherwise) plus a NUL byte, so the
-// next page starts strictly after it. rv -1 means "continue at the latest RV" (P7).
+// ("/<ns>/<name>" for all-namespaces lists, "/<name>" otherwise; kube-apiserver 1.37 writes
+// the leading slash, contract P2 omits it) plus a NUL byte, so the next page starts
+// strictly after it. Decoded, `start` is without the slash: "<ns>/<name>\0".
+// rv -1 means "continue at the latest RV" (P7).
 
 #include <cstdint>
 #include <string>

@@ -1,5 +1,6 @@
 #include "proxy/cached_list.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace proxy {
@@ -90,11 +91,42 @@ std::optional<ListResult> byNameSelector(const cache::ThreadSafeStore& store, co
   return result;
 }
 
+// path.IsValidPathSegmentName: what the registry's key functions accept as a name.
+bool validPathSegmentName(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find_first_of("/%") == std::string_view::npos;
+}
+
+// validation.ValidateNamespaceName: a DNS-1123 label.
+bool validNamespaceName(std::string_view ns) {
+  if (ns.empty() || ns.size() > 63 || ns.front() == '-' || ns.back() == '-') return false;
+  return std::all_of(ns.begin(), ns.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
+// The registry's ListPredicate reads a single key, non-recursively, when the field
+// selector names one object (SelectionPredicate.MatchesSingle, no continue token) and the
+// key can be built: the namespace comes from the path, or from a metadata.namespace term
+// of a cluster-wide request. A non-recursive read takes a legacy RV=N as "not older than"
+// even with a limit (storage.ValidateListOptions): kube-apiserver 1.37 answers it at its
+// current RV, not at N.
+bool readsSingleKey(const cache::ListOptions& options, std::string_view ns, bool namespaced) {
+  if (options.continuation) return false;
+  const auto name = options.field_selector.requiredValue("metadata.name");
+  if (!name || !validPathSegmentName(*name)) return false;
+  if (!namespaced || !ns.empty()) return true;
+  const auto selected = options.field_selector.requiredValue("metadata.namespace");
+  return selected && validNamespaceName(*selected);
+}
+
 }  // namespace
 
-ListPlan planList(const cache::ListOptions& options, std::string_view ns) {
+ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool namespaced) {
   ListPlan plan;
-  switch (options.listSemantics()) {
+  cache::ListSemantics semantics = options.listSemantics();
+  if (semantics == cache::ListSemantics::Exact && options.resource_version_match == cache::ResourceVersionMatch::Unset &&
+      readsSingleKey(options, ns, namespaced)) {
+    semantics = cache::ListSemantics::NotOlderThan;
+  }
+  switch (semantics) {
     case cache::ListSemantics::MostRecent: plan.read = ListPlan::Read::Consistent; break;
     case cache::ListSemantics::Any:
       plan.read = ListPlan::Read::Current;

@@ -32,7 +32,8 @@ struct ListPlan {
 };
 
 // `ns` is the store namespace the request reads ("" = all namespaces / cluster-scoped).
-ListPlan planList(const cache::ListOptions& options, std::string_view ns);
+// `namespaced`: the resource is namespaced (a single-key read needs a namespace).
+ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool namespaced = true);
 
 struct ListResult {
   std::vector<cache::ObjectConstSharedPtr> items;  // key order (P9)

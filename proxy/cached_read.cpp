@@ -288,7 +288,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
   if (!parsed) co_return co_await writeStatus(req, ctx, listOptionsStatus(parsed.error()), store.currentRV());
   const cache::ListOptions& options = *parsed;
   const std::string_view ns = storeNamespace(req.info, resource);
-  const ListPlan plan = planList(options, ns);
+  const ListPlan plan = planList(options, ns, resource.namespaced);
 
   std::optional<ListResult> result;
   switch (plan.read) {

@@ -35,8 +35,20 @@ class Answer:
                 self._json = False
         return self._json
 
+    def protobuf_list_meta(self):
+        """ListMeta fields of a protobuf list answer (N2: "k8s\\0" + runtime.Unknown whose raw
+        bytes are the list; ListMeta is field 1 of every list), as {field number: bytes}."""
+        if not self.body.startswith(b"k8s\x00"):
+            return None
+        unknown = protobuf_fields(self.body[4:])
+        listmeta = protobuf_fields(protobuf_fields(unknown.get(2, b"")).get(1, b"")) if unknown else None
+        return listmeta
+
     def list_rv(self):
-        """metadata.resourceVersion of a list answer (JSON or YAML), else None."""
+        """metadata.resourceVersion of a list answer (JSON, YAML or protobuf), else None."""
+        meta = self.protobuf_list_meta()
+        if meta is not None:
+            return meta.get(2, b"").decode() or None
         doc = self.json()
         if isinstance(doc, dict):
             return (doc.get("metadata") or {}).get("resourceVersion")
@@ -44,6 +56,9 @@ class Answer:
         return m.group(1).decode() if m else None
 
     def continue_token(self):
+        meta = self.protobuf_list_meta()
+        if meta is not None:
+            return meta.get(3, b"").decode() or None
         doc = self.json()
         return (doc.get("metadata") or {}).get("continue") if isinstance(doc, dict) else None
 
@@ -60,6 +75,42 @@ class Answer:
             meta = doc.get("metadata") or {}
             return "%d %s %s rv=%s" % (self.status, doc.get("kind"), meta.get("name"), meta.get("resourceVersion"))
         return "%d %s %d bytes" % (self.status, self.content_type, len(self.body))
+
+
+def protobuf_fields(data):
+    """The length-delimited and varint fields of one protobuf message: {number: value}
+    (the first occurrence of each); {} for bytes that are not a well-formed message."""
+    out, i = {}, 0
+    try:
+        while i < len(data):
+            key, i = _varint(data, i)
+            number, wire = key >> 3, key & 7
+            if wire == 0:
+                value, i = _varint(data, i)
+            elif wire == 2:
+                size, i = _varint(data, i)
+                value, i = data[i:i + size], i + size
+            elif wire == 1:
+                value, i = data[i:i + 8], i + 8
+            elif wire == 5:
+                value, i = data[i:i + 4], i + 4
+            else:
+                return {}
+            out.setdefault(number, value)
+    except IndexError:
+        return {}
+    return out
+
+
+def _varint(data, i):
+    value = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, i
 
 
 def _masked_body(answer):

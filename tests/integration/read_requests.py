@@ -14,6 +14,7 @@ The same seed and the same `Universe` give the same request sequence.
 import base64
 import json
 import random
+import re
 import urllib.parse
 
 JSON = "application/json"
@@ -96,6 +97,30 @@ BAD_LABEL_SELECTORS = ["a b", "=x", "a=b,", "a in (b", "a>x", "-k=v", "a=b$", "a
 BAD_FIELD_SELECTORS = ["abc", "metadata.name", "a=b,c", "=x"]
 BAD_RVS = ["abc", "-1", "1.5", " 12", "0x10", "+5", "18446744073709551616"]
 BAD_LIMITS = ["abc", "1.5", "-1", "0", "", "99999999999999999999"]
+
+
+def reads_single_key(res, ns, query):
+    """The registry reads one key, non-recursively, when the field selector names one
+    object (SelectionPredicate.MatchesSingle) and the key can be built; a legacy RV=N with
+    a limit is then NotOlderThan (storage.ValidateListOptions), not Exact."""
+    fs = next((v for k, v in query if k == "fieldSelector"), None)
+    if fs is None or any(k == "continue" for k, _ in query):
+        return False
+    terms = {}
+    for term in fs.split(","):
+        for op in ("!=", "==", "="):
+            if op in term:
+                field, value = term.split(op, 1)
+                if op != "!=":
+                    terms.setdefault(field.strip(), value.strip())
+                break
+    name = terms.get("metadata.name")
+    if not name or name in (".", "..") or "/" in name or "%" in name:
+        return False
+    if not res.namespaced or ns:
+        return True
+    other = terms.get("metadata.namespace", "")
+    return bool(re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", other)) and len(other) <= 63
 
 
 class ReadRequest:
@@ -345,6 +370,8 @@ class Generator:
             query.append(r.choice([("watch", "false"), ("watch", "0"), ("timeoutSeconds", "5"), ("pretty", "false"),
                                    ("allowWatchBookmarks", "true"), ("unknown", "1"), ("limit", "2")]))
         r.shuffle(query) if r.random() < 0.1 else None
+        if mode == "exact" and rv_mode in ("n", "legacy") and reads_single_key(res, ns, query):
+            mode = "relative"  # the registry's non-recursive read: NotOlderThan (R3)
         accept = self._weighted(LIST_ACCEPTS)
         follow = 0
         if limit is not None and lim_mode in ("small", "medium") and rv_mode != "continue":

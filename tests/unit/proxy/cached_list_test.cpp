@@ -63,6 +63,25 @@ TEST_CASE("The R3 table decides which state a LIST reads") {
   CHECK(planList(options("resourceVersion=15&resourceVersionMatch=Exact"), "").read == ListPlan::Read::Exact);
 }
 
+TEST_CASE("R3: a legacy RV=N with a limit on a single named key is NotOlderThan, as the registry reads it") {
+  // A namespace from the path, or from the selector of a cluster-wide request; a
+  // cluster-scoped resource needs none.
+  CHECK(planList(options("resourceVersion=15&limit=2&fieldSelector=metadata.name%3Dx"), "a").read ==
+        ListPlan::Read::NotOlderThan);
+  CHECK(planList(options("resourceVersion=15&limit=2&fieldSelector=metadata.name%3D%3Dx,metadata.namespace%3Da"), "")
+            .read == ListPlan::Read::NotOlderThan);
+  CHECK(planList(options("resourceVersion=15&limit=2&fieldSelector=metadata.name%3Dx"), "", false).read ==
+        ListPlan::Read::NotOlderThan);
+  // No key: no namespace, an invalid name, a != term, or an explicit Exact.
+  CHECK(planList(options("resourceVersion=15&limit=2&fieldSelector=metadata.name%3Dx"), "").read == ListPlan::Read::Exact);
+  CHECK(planList(options("resourceVersion=15&limit=2&fieldSelector=metadata.name%3D.."), "a").read ==
+        ListPlan::Read::Exact);
+  CHECK(planList(options("resourceVersion=15&limit=2&fieldSelector=metadata.name!%3Dx"), "a").read ==
+        ListPlan::Read::Exact);
+  CHECK(planList(options("resourceVersion=15&limit=2&resourceVersionMatch=Exact&fieldSelector=metadata.name%3Dx"), "a")
+            .read == ListPlan::Read::Exact);
+}
+
 TEST_CASE("A continue token reads its snapshot from its start, relative to the list prefix (P2)") {
   const std::string token = cache::ContinueToken::encode(20, "x");
   auto plan = planList(options("limit=1&continue=" + token), "a");

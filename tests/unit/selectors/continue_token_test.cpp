@@ -37,18 +37,23 @@ const std::string kPrefix = "invalid continue token: continue key is not valid: 
 
 }  // namespace
 
-TEST_CASE("P2: tokens are byte-identical to the apiserver's examples") {
-  CHECK(ContinueToken::encode(12345, "default/nginx-1") ==
-        "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTIzNDUsInN0YXJ0IjoiZGVmYXVsdC9uZ2lueC0xXHUwMDAwIn0");
-  CHECK(ContinueToken::encode(12345, "nginx-1") ==
-        "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTIzNDUsInN0YXJ0IjoibmdpbngtMVx1MDAwMCJ9");
+TEST_CASE("P2: tokens are byte-identical to kube-apiserver 1.37's, start key with its leading slash") {
+  CHECK(ContinueToken::encode(12345, "default/nginx-1") == "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTIzNDUsInN0YXJ0IjoiL2RlZmF1bHQvbmdpbngtMVx1MDAwMCJ9");
+  CHECK(ContinueToken::encode(12345, "nginx-1") == "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTIzNDUsInN0YXJ0IjoiL25naW54LTFcdTAwMDAifQ");
+  // Tokens written without the slash (older servers, contract P2's examples) name the same key.
+  auto old_form = ContinueToken::decode("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTIzNDUsInN0YXJ0IjoibmdpbngtMVx1MDAwMCJ9");
+  REQUIRE(old_form.has_value());
+  CHECK(old_form->start == std::string("nginx-1\0", 8));
+  auto new_form = ContinueToken::decode("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTIzNDUsInN0YXJ0IjoiL25naW54LTFcdTAwMDAifQ");
+  REQUIRE(new_form.has_value());
+  CHECK(new_form->start == old_form->start);
 }
 
 TEST_CASE("P7: an expired continuation is re-issued with rv -1 and the same start") {
-  auto old = ContinueToken::decode("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTIzNDUsInN0YXJ0IjoiZGVmYXVsdC9uZ2lueC0xXHUwMDAwIn0");
+  auto old = ContinueToken::decode("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTIzNDUsInN0YXJ0IjoiL2RlZmF1bHQvbmdpbngtMVx1MDAwMCJ9");
   REQUIRE(old.has_value());
   auto fresh = ContinueToken::encodeStart(-1, old->start);
-  CHECK(fresh == "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6LTEsInN0YXJ0IjoiZGVmYXVsdC9uZ2lueC0xXHUwMDAwIn0");
+  CHECK(fresh == "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6LTEsInN0YXJ0IjoiL2RlZmF1bHQvbmdpbngtMVx1MDAwMCJ9");
   auto decoded = ContinueToken::decode(fresh);
   REQUIRE(decoded.has_value());
   CHECK(decoded->resource_version == -1);
@@ -64,7 +69,7 @@ TEST_CASE("P2: decode returns the list RV and the start key including its NUL") 
   CHECK_FALSE(t->atLatest());
   // Go escapes HTML characters in JSON strings.
   auto raw = ContinueToken::encode(1, "<");
-  CHECK(raw == base64Url("{\"v\":\"meta.k8s.io/v1\",\"rv\":1,\"start\":\"\\u003c\\u0000\"}"));
+  CHECK(raw == base64Url("{\"v\":\"meta.k8s.io/v1\",\"rv\":1,\"start\":\"/\\u003c\\u0000\"}"));
 }
 
 TEST_CASE("P3: every defective token is a 400 with the apiserver's text") {
