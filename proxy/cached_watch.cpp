@@ -551,9 +551,9 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
   // HTTP/1.0 (no chunked framing), a request with a body, or a Table /
   // PartialObjectMetadata rendering (N3, N4).
   if (info.parts.size() > 1 || req.http10 || !req.parser.is_done()) co_return std::nullopt;
+  if (!acceptsJsonWatch(findHeader(req.headers, "Accept"))) co_return std::nullopt;
   auto cached = ctx.registry.find(info.api_group, info.api_version, info.resource, info.namespace_);
   if (!cached || !cached->hasSynced()) co_return std::nullopt;
-  if (!acceptsJsonWatch(findHeader(req.headers, "Accept"), !cached->resource().custom)) co_return std::nullopt;
   if (!cached->namespaceScope().empty() && cached->namespaceScope() != info.namespace_) co_return std::nullopt;
 
   const size_t q = req.target.find('?');

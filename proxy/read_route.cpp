@@ -77,20 +77,11 @@ bool knownNonJson(const std::string& type) {
 
 }  // namespace
 
-std::optional<ReadFormat> negotiateRead(std::string_view accept, bool is_list, bool protobuf_served) {
+std::optional<ReadFormat> negotiateRead(std::string_view accept, bool is_list) {
   if (trim(accept).empty()) return ReadFormat::Json;
   for (const MediaRange& range : parseAccept(accept)) {
     if (range.q <= 0) continue;
-    if (range.type == "application/vnd.kubernetes.protobuf") {
-      // The apiserver answers in protobuf (N1, N2) the built-in types and the metadata-only
-      // forms of every type (meta.k8s.io is built in); a custom resource has no protobuf
-      // form of its own and Table none at all, so those take the next range (measured on
-      // kube-apiserver 1.37).
-      const bool metadata = range.g == "meta.k8s.io" && range.v == "v1" &&
-                            range.as == (is_list ? "PartialObjectMetadataList" : "PartialObjectMetadata");
-      if (metadata || (range.as.empty() && protobuf_served)) return std::nullopt;
-      continue;
-    }
+    if (range.type == "application/vnd.kubernetes.protobuf") continue;  // JSON fallback may follow (N1, Open choice 8)
     if (knownNonJson(range.type)) return std::nullopt;                   // the apiserver would pick it
     if (!isJsonRange(range.type)) continue;                              // not acceptable; try the next range
     if (range.other_params) return std::nullopt;
@@ -131,7 +122,7 @@ ReadRoute routeRead(const RequestInfo& info, const cache::QueryValues& query, st
   for (std::string_view prefix : {"curl", "Wget", "Mozilla/5.0"}) {
     if (user_agent.substr(0, prefix.size()) == prefix) return upstream("pretty output for this user agent");
   }
-  const std::optional<ReadFormat> format = negotiateRead(accept, is_list, !resource.custom);
+  const std::optional<ReadFormat> format = negotiateRead(accept, is_list);
   if (!format) return upstream("media type not rendered by the cache");
   return ReadRoute{true, *format, {}};
 }

@@ -42,9 +42,8 @@ struct CachedFacts {
 
 // The media type the cache would answer with for `accept` (N1, N4), or nullopt when the
 // apiserver's choice is one the cache does not render (Table, YAML, protobuf without a
-// JSON fallback, an unknown type: the upstream answers, 406 included). `protobuf_served`:
-// the type has a protobuf form (built-in types), which the apiserver picks when asked first.
-std::optional<ReadFormat> negotiateRead(std::string_view accept, bool is_list, bool protobuf_served = false);
+// JSON fallback, an unknown type: the upstream answers, 406 included).
+std::optional<ReadFormat> negotiateRead(std::string_view accept, bool is_list);
 
 // The route for a request whose RequestInfo verb is "get" or "list".
 ReadRoute routeRead(const RequestInfo& info, const cache::QueryValues& query, std::string_view accept,

@@ -33,7 +33,7 @@ std::string statusCauses(const std::vector<cache::StatusCause>& causes) {
 
 }  // namespace
 
-bool acceptsJsonWatch(std::string_view accept, bool protobuf_served) {
+bool acceptsJsonWatch(std::string_view accept) {
   accept = trim(accept);
   if (accept.empty()) return true;
   bool json = false;
@@ -58,9 +58,6 @@ bool acceptsJsonWatch(std::string_view accept, bool protobuf_served) {
         if (param.size() >= 3 && iequals(param.substr(0, 3), "as=")) return false;
       }
     }
-    // The apiserver streams protobuf for the built-in types when the client asks for it
-    // first (N1): such a watch is the upstream's to answer until the cache speaks it.
-    if (protobuf_served && !json && iequals(type, "application/vnd.kubernetes.protobuf")) return false;
     if (iequals(type, "application/json") || iequals(type, "*/*") || iequals(type, "application/*")) json = true;
   }
   return json;

@@ -41,10 +41,8 @@ struct WatchPlan {
 
 // True when every media range of `accept` lets us answer with plain JSON watch events:
 // no Table / PartialObjectMetadata transform (`as=`) requested, and JSON acceptable.
-// Anything else passes through to the upstream, which renders those forms. With
-// `protobuf_served` (a built-in type) a protobuf range before any JSON one passes through
-// too: the apiserver would stream protobuf.
-bool acceptsJsonWatch(std::string_view accept, bool protobuf_served = false);
+// Anything else passes through to the upstream, which renders those forms.
+bool acceptsJsonWatch(std::string_view accept);
 
 // Decodes and validates the watch query as the apiserver does. `random_unit` in [0, 1)
 // picks the lifetime for watches without timeoutSeconds: [max_lifetime/2, max_lifetime),

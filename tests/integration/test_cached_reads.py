@@ -17,9 +17,8 @@ import clients
 import harness
 
 CACHED = "pods,configmaps,widgets.example.com"
-# A metadata client asking for JSON (one asking for protobuf first passes through: the
-# apiserver answers it in protobuf, N2).
-METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+METADATA_LIST_ACCEPT = ("application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+                        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
 
 
 def start_caching_proxy(processes, upstream_url, cache):

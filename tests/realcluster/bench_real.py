@@ -164,11 +164,12 @@ def bench_fanout(processes, workdir, watchers):
         print("| %s | %d | %d | %d | %.1f | %.1f | %.1f | %.1f |" % r)
 
 
-def apiserver_requests(plane):
+def apiserver_metric(plane, name, match=""):
+    """The sum of a metric family's samples (those whose labels contain `match`)."""
     a = plane.request("/metrics")
     total = 0.0
     for line in a.body.decode().splitlines():
-        if line.startswith("apiserver_request_total{"):
+        if line.startswith(name + "{") and match in line:
             total += float(line.rsplit(" ", 1)[1])
     return total
 
@@ -179,30 +180,38 @@ def bench_clients(processes, workdir, count):
     proxy = realcluster.start_proxy(processes, plane, "--cache", "pods")
     pid = apiserver_pid(plane)
     rows = []
-    for name, kubeconfig in (("direct", plane.kubeconfig("admin")),
-                             ("through one proxy", realcluster.proxy_kubeconfig(workdir, proxy.port))):
-        req0, cpu0 = apiserver_requests(plane), cpu_seconds(pid)
-        procs = [subprocess.Popen([realcluster.tool("informer"), "--kubeconfig", kubeconfig], stdin=subprocess.PIPE,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(count)]
-        try:
-            churn_until = time.monotonic() + 60
-            i = 0
-            while time.monotonic() < churn_until:
-                a = plane.request("/api/v1/namespaces/bench/pods/pod-%d" % (i % 1000), "PATCH",
-                                  {"metadata": {"labels": {"rev": str(i)}}},
-                                  content_type="application/merge-patch+json")
-                assert a.status == 200
-                i += 1
-                time.sleep(0.2)
-        finally:
-            for p in procs:
-                p.kill()
-                p.wait()
-        rows.append((name, count, apiserver_requests(plane) - req0 - 1, cpu_seconds(pid) - cpu0))
-    print("| clients | informers | apiserver requests in 60 s | apiserver CPU s |")
-    print("|---|---|---|---|")
+    for protocol, env in (("watch-list (client-go default)", {}),
+                          ("list+watch", {"KUBE_FEATURE_WatchListClient": "false"})):
+        for name, kubeconfig in (("direct", plane.kubeconfig("admin")),
+                                 ("through one proxy", realcluster.proxy_kubeconfig(workdir, proxy.port))):
+            watches0 = apiserver_metric(plane, "apiserver_longrunning_requests", 'verb="WATCH"')
+            req0, cpu0 = apiserver_metric(plane, "apiserver_request_total"), cpu_seconds(pid)
+            procs = [subprocess.Popen([realcluster.tool("informer"), "--kubeconfig", kubeconfig],
+                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      env=dict(os.environ, **env)) for _ in range(count)]
+            patches, watches = 0, 0.0
+            try:
+                churn_until = time.monotonic() + 60
+                while time.monotonic() < churn_until:
+                    a = plane.request("/api/v1/namespaces/bench/pods/pod-%d" % (patches % 1000), "PATCH",
+                                      {"metadata": {"labels": {"rev": str(patches)}}},
+                                      content_type="application/merge-patch+json")
+                    assert a.status == 200
+                    patches += 1
+                    if patches == 150:
+                        watches = apiserver_metric(plane, "apiserver_longrunning_requests", 'verb="WATCH"') - watches0
+                    time.sleep(0.2)
+            finally:
+                for p in procs:
+                    p.kill()
+                    p.wait()
+            # The metric requests and the churn's own patches are not the clients'.
+            requests = apiserver_metric(plane, "apiserver_request_total") - req0 - patches - 2
+            rows.append((protocol, name, count, requests, watches, cpu_seconds(pid) - cpu0))
+    print("| informers | clients | processes | apiserver requests from the clients in 60 s | open watches at the apiserver | apiserver CPU s |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
-        print("| %s | %d | %d | %.1f |" % r)
+        print("| %s | %s | %d | %d | %d | %.1f |" % r)
 
 
 def main():
