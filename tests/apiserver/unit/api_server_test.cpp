@@ -1,100 +1,18 @@
-// ApiServer request handling without sockets: a fake ResponseStream records what a
-// handler writes. Covers the RV rules of LIST and the WATCH stream shapes.
+// ApiServer request handling without sockets (api_fixture.h). Covers the RV rules of
+// LIST and the WATCH stream shapes.
 #include <doctest/doctest.h>
 
-#include <condition_variable>
 #include <string>
-#include <vector>
-#include <mutex>
 #include <thread>
+#include <vector>
 
-#include <rapidjson/document.h>
-
-#include "api_server.h"
+#include "api_fixture.h"
 
 namespace testapi {
-namespace {
 
-class FakeStream : public ResponseStream {
- public:
-  bool send(HttpResponse&& r) override {
-    std::lock_guard lk(mu_);
-    response_ = std::move(r);
-    return true;
-  }
-  bool startChunked(int status, const std::string&, const Headers&) override {
-    std::lock_guard lk(mu_);
-    response_.status = status;
-    return true;
-  }
-  bool writeChunk(std::string_view data) override {
-    {
-      std::lock_guard lk(mu_);
-      response_.body += data;
-    }
-    cv_.notify_all();
-    return true;
-  }
-  bool finishChunked() override { return true; }
-  bool peerClosed() override { return false; }
-  void abort() override {}
-  bool acceptWebSocket(const std::string&, const std::function<void(WebSocketChannel&)>&) override { return false; }
-
-  // Waits (with a deadline) until the body contains `text`.
-  bool waitFor(const std::string& text) {
-    std::unique_lock lk(mu_);
-    return cv_.wait_for(lk, std::chrono::seconds(5), [&] { return response_.body.find(text) != std::string::npos; });
-  }
-  HttpResponse response() {
-    std::lock_guard lk(mu_);
-    return response_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  HttpResponse response_;
-};
-
-struct Fixture {
-  ResourceCatalog catalog = ResourceCatalog::builtinDefault();
-  Storage storage{catalog, StorageOptions{.history_size = 100}};
-  ApiServer api{catalog, storage, ApiServerOptions{.too_large_rv_wait = std::chrono::milliseconds(50)}};
-
-  Fixture() { api.createDefaultNamespaces(); }
-
-  HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "",
-                    const std::string& content_type = "application/json") {
-    FakeStream out;
-    api.handle(request(method, target, body, content_type), out);
-    return out.response();
-  }
-  static HttpRequest request(const std::string& method, const std::string& target, const std::string& body = "",
-                             const std::string& content_type = "application/json") {
-    HttpRequest req;
-    req.method = method;
-    req.target = target;
-    auto q = target.find('?');
-    req.path = target.substr(0, q);
-    if (q != std::string::npos) req.query = parseQuery(target.substr(q + 1));
-    req.body = body;
-    if (!body.empty()) req.headers["content-type"] = content_type;
-    return req;
-  }
-  void configMap(const std::string& name, const std::string& labels = "{}") {
-    auto r = call("POST", "/api/v1/namespaces/default/configmaps",
-                  R"({"metadata":{"name":")" + name + R"(","labels":)" + labels + "}}");
-    REQUIRE(r.status == 201);
-  }
-};
-
-rapidjson::Document parse(const std::string& s) {
-  rapidjson::Document d;
-  d.Parse(s.c_str());
-  return d;
-}
-
-}  // namespace
+using test::Fixture;
+using test::FakeStream;
+using test::parse;
 
 TEST_CASE("LIST with resourceVersion=0 ignores limit; with RV unset it paginates (P1, P5)") {
   Fixture f;
