@@ -60,7 +60,9 @@ Page paginate(const Storage::Snapshot& snap, const ServedResource&, const Object
   }
   // P6: "more" is decided by remaining keys, not remaining matches.
   if (limit > 0 && static_cast<int64_t>(page.items.size()) == limit && i < snap.items.size()) {
-    page.continue_token = encodeContinue(static_cast<int64_t>(snap.rv), relKey(*page.items.back()) + '\0');
+    // The watch cache's PrepareContinueToken trims the request's key ("/pods/ns", no
+    // trailing '/') off the last key, so the start keeps its leading '/' (P2).
+    page.continue_token = encodeContinue(static_cast<int64_t>(snap.rv), "/" + relKey(*page.items.back()) + '\0');
     if (!filter.hasSelectors()) page.remaining_item_count = static_cast<int64_t>(snap.items.size() - i);  // P4
   }
   return page;

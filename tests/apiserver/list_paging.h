@@ -40,7 +40,8 @@ struct Page {
 };
 
 // Cuts one page out of `snap` (key order). `all_namespaces`: keys in tokens are
-// "<ns>/<name>" rather than "<name>" (P2). `start` is the decoded token position.
+// "/<ns>/<name>" rather than "/<name>" (P2). `start` is the decoded token position
+// (ContinueToken::start, no leading '/').
 Page paginate(const Storage::Snapshot& snap, const ServedResource& res, const ObjectFilter& filter,
               bool all_namespaces, const std::string& start, int64_t limit);
 

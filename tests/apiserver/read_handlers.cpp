@@ -78,6 +78,8 @@ void ApiServer::handleList(const HttpRequest& req, const RequestInfo& info, cons
                  "the remainder of the results. Continuing with the provided token results in an inconsistent list "
                  "- objects that were created, modified, or deleted between the time the first chunk was returned "
                  "and now may show up in the list."};
+      // etcd answers this one (handleCompactedErrorForPaging): it trims its prepared
+      // prefix ("/pods/ns/"), so this start has no leading '/', unlike the cache's pages.
       e.metadata_continue = encodeContinue(-1, t.start);
       return sendStatusError(out, e);
     }

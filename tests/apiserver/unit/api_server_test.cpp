@@ -42,6 +42,7 @@ TEST_CASE("A continuation of a compacted snapshot is 410 with an rv:-1 token (P7
   for (int i = 0; i < 3; ++i) f.configMap("c" + std::to_string(i));
   auto first = parse(f.call("GET", "/api/v1/namespaces/default/configmaps?limit=1").body);
   std::string token = first["metadata"]["continue"].GetString();
+  CHECK(token == encodeContinue(std::stoll(first["metadata"]["resourceVersion"].GetString()), std::string("/c0\0", 4)));
   f.configMap("later");
   f.storage.compact();
   auto r = f.call("GET", "/api/v1/namespaces/default/configmaps?limit=1&continue=" + token);
@@ -50,6 +51,8 @@ TEST_CASE("A continuation of a compacted snapshot is 410 with an rv:-1 token (P7
   auto fresh = std::get<ContinueToken>(decodeContinue(st["metadata"]["continue"].GetString()));
   CHECK(fresh.rv == -1);
   CHECK(fresh.start == std::string("c0\0", 3));
+  // etcd writes this one: relative to its prepared prefix, so without the leading '/'.
+  CHECK(std::string(st["metadata"]["continue"].GetString()) == encodeContinue(-1, std::string("c0\0", 3)));
   // The rv:-1 token continues at the latest RV.
   auto next = parse(f.call("GET", "/api/v1/namespaces/default/configmaps?limit=10&continue=" +
                                       std::string(st["metadata"]["continue"].GetString())).body);

@@ -31,7 +31,7 @@ ContinueToken decode(const std::string& token) { return std::get<ContinueToken>(
 
 }  // namespace
 
-TEST_CASE("A page of an all-namespaces list continues after <ns>/<name> plus NUL (P2, P4)") {
+TEST_CASE("A page of an all-namespaces list continues after /<ns>/<name> plus NUL (P2, P4)") {
   Fixture f;
   f.snap.rv = 42;
   f.add("a", "p1", "web");
@@ -39,6 +39,8 @@ TEST_CASE("A page of an all-namespaces list continues after <ns>/<name> plus NUL
   f.add("b", "p1", "db");
   Page page = paginate(f.snap, f.pods, f.filter(""), true, "", 2);
   CHECK(page.items.size() == 2);
+  // The watch cache's token keeps the '/' after the list's key ("/pods").
+  CHECK(page.continue_token == encodeContinue(42, std::string("/a/p2\0", 6)));
   auto tok = decode(page.continue_token);
   CHECK(tok.rv == 42);
   CHECK(tok.start == std::string("a/p2\0", 5));
@@ -50,13 +52,18 @@ TEST_CASE("A page of an all-namespaces list continues after <ns>/<name> plus NUL
   CHECK_FALSE(next.remaining_item_count);
 }
 
-TEST_CASE("A namespaced list's token holds only the name (P2)") {
+TEST_CASE("A namespaced list's token holds only /<name> (P2)") {
   Fixture f;
   f.snap.rv = 5;
   f.add("a", "p1", "web");
   f.add("a", "p2", "web");
   Page page = paginate(f.snap, f.pods, f.filter("a"), false, "", 1);
+  CHECK(page.continue_token == encodeContinue(5, std::string("/p1\0", 4)));
   CHECK(decode(page.continue_token).start == std::string("p1\0", 3));
+  // etcd's form of the same position, without the '/', continues alike.
+  Page next = paginate(f.snap, f.pods, f.filter("a"), false, decode(encodeContinue(5, std::string("p1\0", 3))).start, 1);
+  REQUIRE(next.items.size() == 1);
+  CHECK(next.items[0]->name == "p2");
 }
 
 TEST_CASE("Selectors fill pages and drop remainingItemCount (P4, P6)") {
