@@ -185,4 +185,23 @@ TEST_CASE("JSON bodies end with exactly one newline, as Go's json.Encoder writes
   CHECK(f.call("GET", "/version").body.back() == '}');
 }
 
+TEST_CASE("An empty PartialObjectMetadataList has null items; an empty PodList keeps [] (N4, L1)") {
+  Fixture f;
+  const std::string pom = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+  const std::string rv = std::to_string(f.storage.currentRv());
+  auto empty = f.get("/api/v1/namespaces/default/configmaps", pom);
+  CHECK(empty.status == 200);
+  CHECK(empty.body == R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":")" +
+                          rv + R"("},"items":null})" + "\n");
+  // Also when a selector (or an Exact read, etcd's path) finds nothing.
+  CHECK(parse(f.get("/api/v1/pods?labelSelector=app%3Dnone", pom).body)["items"].IsNull());
+  CHECK(parse(f.get("/api/v1/namespaces/default/configmaps?resourceVersion=" + rv + "&resourceVersionMatch=Exact", pom)
+                  .body)["items"].IsNull());
+  CHECK(parse(f.call("GET", "/api/v1/namespaces/default/configmaps").body)["items"].IsArray());
+  f.configMap("c0");
+  auto one = parse(f.get("/api/v1/namespaces/default/configmaps", pom).body);
+  REQUIRE(one["items"].IsArray());
+  CHECK(one["items"].Size() == 1);
+}
+
 }  // namespace testapi
