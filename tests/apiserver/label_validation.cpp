@@ -76,6 +76,8 @@ std::vector<std::string> isDns1123Subdomain(std::string_view value) {
   return dns1123SubdomainErrors(value, maxLenCharactersError(253));
 }
 
+bool isDns1123Label(std::string_view value) { return value.size() <= 63 && isDnsLabel(value); }
+
 // content.IsLabelKey, as labels.validateLabelKey calls it.
 std::vector<std::string> isLabelKey(std::string_view value) {
   std::vector<std::string> errs;

@@ -1,4 +1,5 @@
-// GET and LIST with the watch cache's resourceVersion rules (R2-R10, P1-P9, L1).
+// GET and LIST with the watch cache's resourceVersion rules (R2-R10, P1-P9, L1), and the etcd
+// reads that a single-object LIST is delegated to.
 #include "api_server.h"
 #include "list_paging.h"
 
@@ -14,6 +15,21 @@ ApiError invalidRvInternal(const std::string& rv) {
 ApiError invalidRvList(const std::string& rv) {
   return badRequest("invalid resource version: resourceVersion: Invalid value: \"" + rv +
                     "\": strconv.ParseUint: parsing \"" + rv + "\": invalid syntax");
+}
+
+// A LIST that Store.ListPredicate serves as a non-recursive GetList (MatchesSingle), in
+// an exact-read form (resourceVersionMatch=Exact, or the legacy limit with
+// resourceVersion=N): delegator.ShouldDelegateList asks Cacher.ShouldDelegateExactRV,
+// which delegates every non-recursive read, so etcd answers it. There
+// storage.ValidateListOptions pins Exact to N but pins the legacy form only when
+// recursive: that one reads etcd's current revision (NotOlderThan N). A future N is
+// refused at once, not after the cache's wait, by validateMinimumResourceVersion or
+// etcd's ErrFutureRev, with NewTooLargeResourceVersionError(N, current, 0).
+// Returns the revision to read at (nullopt: the current one).
+Result<std::optional<uint64_t>> singleObjectRevisionFromEtcd(const Storage& storage, uint64_t n, bool exact_match) {
+  const uint64_t current = storage.currentRv();
+  if (n > current) return tooLargeResourceVersion(n, current, 0);
+  return exact_match ? std::optional<uint64_t>(n) : std::nullopt;
 }
 
 }  // namespace
@@ -87,13 +103,23 @@ void ApiServer::handleList(const HttpRequest& req, const RequestInfo& info, cons
     auto n = parseResourceVersion(opts.resource_version);
     if (!n) return sendStatusError(req, out, invalidRvList(opts.resource_version));
     // R3: Exact for RVM=Exact and for the legacy limit+RV=N form; otherwise NotOlderThan.
-    bool exact = opts.resource_version_match == "Exact" || (opts.resource_version_match.empty() && limit > 0);
-    if (!storage_.waitForRv(*n, deadline))
-      return sendStatusError(req, out, tooLargeResourceVersion(*n, storage_.currentRv()));  // R7
-    if (exact) at_rv = *n;
+    const bool exact_match = opts.resource_version_match == "Exact";
+    const bool legacy_exact = opts.resource_version_match.empty() && limit > 0;
+    if (f.singleObjectName() && (exact_match || legacy_exact)) {
+      auto read = singleObjectRevisionFromEtcd(storage_, *n, exact_match);
+      if (auto* e = std::get_if<ApiError>(&read)) return sendStatusError(req, out, *e);
+      at_rv = std::get<std::optional<uint64_t>>(read);
+    } else {
+      if (!storage_.waitForRv(*n, deadline))
+        return sendStatusError(req, out, tooLargeResourceVersion(*n, storage_.currentRv()));  // R7
+      if (exact_match || legacy_exact) at_rv = *n;
+    }
   } else if (opts.has_resource_version) {
     limit = 0;  // P5: RV=0 from the cache ignores limit
   }
+  // A non-recursive GetList holds one object at most, so it never has more to page:
+  // no continue token, no remainingItemCount, whatever the limit.
+  if (f.singleObjectName()) limit = 0;
 
   auto snap = storage_.list(res, f.namespaceScope(), at_rv);
   if (!snap) return sendStatusError(req, out, expiredList());  // R8

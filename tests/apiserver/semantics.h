@@ -115,7 +115,9 @@ ApiError notFound(const ResourceDef& def, std::string_view name);
 ApiError alreadyExists(const ResourceDef& def, std::string_view name);
 ApiError conflict(const ResourceDef& def, std::string_view name);
 ApiError badRequest(std::string message);
-ApiError tooLargeResourceVersion(uint64_t requested, uint64_t current);  // 504, Retry-After 1
+// 504. The watch cache asks for a retry after 1 s (Retry-After); etcd's GetList passes
+// 0, which leaves out both the header and details.retryAfterSeconds.
+ApiError tooLargeResourceVersion(uint64_t requested, uint64_t current, int retry_after_seconds = 1);
 ApiError expiredList();                                                    // R8 etcd text
 ApiError expiredWatch(uint64_t requested, uint64_t oldest);                // W5 "too old resource version: N (M)"
 ApiError notAcceptable(std::string_view accepted_list);

@@ -117,4 +117,37 @@ TEST_CASE("A metadata.namespace field selector narrows an all-namespaces request
   CHECK(std::get<ObjectFilter>(r).namespaceScope() == "b");
 }
 
+TEST_CASE("A required metadata.name makes a LIST a single-object read when its key can be built") {
+  Fixture f;
+  const ServedResource& nodes = *f.catalog.find("", "v1", "nodes");
+  auto single = [&](const ServedResource& res, const std::string& ns, const std::string& fields,
+                    const std::string& token = "") -> std::optional<std::string> {
+    ListOptions o;
+    o.field_selector = fields;
+    o.continue_token = token;
+    auto r = ObjectFilter::make(res, ns, "", o);
+    REQUIRE(std::holds_alternative<ObjectFilter>(r));
+    return std::get<ObjectFilter>(r).singleObjectName();
+  };
+  CHECK(single(f.pods, "a", "metadata.name=p1") == "p1");
+  CHECK(single(f.pods, "a", "metadata.name==p1") == "p1");
+  CHECK(single(nodes, "", "metadata.name=n1") == "n1");  // cluster-scoped: no namespace needed
+  // Other terms do not matter; of two names the first in sorted term order is the key.
+  CHECK(single(f.pods, "a", "status.phase=Running,metadata.name=p1") == "p1");
+  CHECK(single(f.pods, "a", "metadata.name=p2,metadata.name==p1") == "p1");
+  // An all-namespaces request gets a namespace from a valid metadata.namespace.
+  CHECK(single(f.pods, "", "metadata.namespace=b,metadata.name=p1") == "p1");
+  CHECK_FALSE(single(f.pods, "", "metadata.name=p1"));
+  CHECK_FALSE(single(f.pods, "", "metadata.namespace=B_,metadata.name=p1"));
+  // No key for these: "!=" requires nothing, and the key functions refuse the names.
+  CHECK_FALSE(single(f.pods, "a", "metadata.name!=p1"));
+  for (const char* bad : {"metadata.name=", "metadata.name=.", "metadata.name=..", "metadata.name=a/b",
+                          "metadata.name=a%25b"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(single(f.pods, "a", bad));
+  }
+  // MatchesSingle is off for continuations.
+  CHECK_FALSE(single(f.pods, "a", "metadata.name=p1", encodeContinue(5, std::string("/p0\0", 4))));
+}
+
 }  // namespace testapi
