@@ -1,6 +1,7 @@
 #include "api_server.h"
 
 #include "auth.h"
+#include "go_json.h"
 #include "http_server.h"
 
 namespace testapi {
@@ -32,12 +33,20 @@ void sendRawJson(ResponseStream& out, std::string&& body) {
   out.send(std::move(r));
 }
 
-void sendStatusError(ResponseStream& out, const ApiError& err) {
+void sendStatusError(const HttpRequest& req, ResponseStream& out, const ApiError& err) {
   HttpResponse r;
   r.status = err.code;
   r.headers = standardHeaders();
+  // ErrorNegotiated sets Retry-After before it negotiates, so both forms below carry it.
   if (err.retry_after_seconds > 0) r.headers.emplace_back("Retry-After", std::to_string(err.retry_after_seconds));
-  r.body = withEncoderNewline(err.toJson());
+  if (errorMediaTypeNegotiable(req.header("accept"))) {
+    r.body = withEncoderNewline(err.toJson());
+  } else {
+    // WriteObjectNegotiated keeps the error's code when negotiation fails and falls back
+    // to WriteRawJSON: json.MarshalIndent, application/json, no trailing newline.
+    r.body = indentJson(err.toJson());
+    r.allow_gzip = false;
+  }
   out.send(std::move(r));
 }
 
@@ -68,7 +77,7 @@ void ApiServer::handle(const HttpRequest& req, ResponseStream& out) {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   if (!opts_.token.empty() && req.path.rfind("/control/", 0) != 0) {
     if (req.header("authorization") != "Bearer " + opts_.token) {
-      sendStatusError(out, ApiError{401, "Unauthorized", "Unauthorized"});
+      sendStatusError(req, out, ApiError{401, "Unauthorized", "Unauthorized"});
       return;
     }
   }
@@ -78,12 +87,12 @@ void ApiServer::handle(const HttpRequest& req, ResponseStream& out) {
     // filters.WithAuthentication (401), WithImpersonation, then WithAuthorization (403).
     AuthOutcome auth = authenticateRequest(req);
     if (auth.error) {
-      sendStatusError(out, *auth.error);
+      sendStatusError(req, out, *auth.error);
       return;
     }
     const AccessAttributes attrs = attributesOf(req, parseRequestInfo(req));
     if (!isAllowed(*auth.user, attrs)) {
-      sendStatusError(out, forbidden(*auth.user, attrs));
+      sendStatusError(req, out, forbidden(*auth.user, attrs));
       return;
     }
   }
@@ -97,7 +106,7 @@ void ApiServer::handle(const HttpRequest& req, ResponseStream& out) {
   }
   if (req.path.rfind("/control/", 0) == 0 || req.path == "/control") {
     if (!opts_.enable_control) {
-      sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+      sendStatusError(req, out, ApiError{404, "NotFound", "the server could not find the requested resource"});
       return;
     }
     handleControl(req, out);
@@ -127,13 +136,13 @@ void ApiServer::handle(const HttpRequest& req, ResponseStream& out) {
     return;
   }
   if (handleDiscovery(req, out)) return;
-  sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+  sendStatusError(req, out, ApiError{404, "NotFound", "the server could not find the requested resource"});
 }
 
 void ApiServer::handleResource(const HttpRequest& req, const RequestInfo& info, ResponseStream& out) {
   const ServedResource* res = findResource(info);
   if (!res) {
-    sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    sendStatusError(req, out, ApiError{404, "NotFound", "the server could not find the requested resource"});
     return;
   }
   {
@@ -142,12 +151,12 @@ void ApiServer::handleResource(const HttpRequest& req, const RequestInfo& info, 
                          (info.subresource.empty() ? "" : "/" + info.subresource)];
   }
   if (!res->def.namespaced && !info.ns.empty()) {
-    sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    sendStatusError(req, out, ApiError{404, "NotFound", "the server could not find the requested resource"});
     return;
   }
   if (!info.subresource.empty()) {
     if (!res->hasSubresource(info.subresource)) {
-      sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+      sendStatusError(req, out, ApiError{404, "NotFound", "the server could not find the requested resource"});
       return;
     }
     if (info.subresource == "log") return handlePodLog(req, info, *res, out);
@@ -160,7 +169,7 @@ void ApiServer::handleResource(const HttpRequest& req, const RequestInfo& info, 
   if (v == "watch") return handleWatch(req, info, *res, out);
   if (v == "create") {
     if (!info.name.empty()) {
-      sendStatusError(out, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource"});
+      sendStatusError(req, out, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource"});
       return;
     }
     return handleCreate(req, info, *res, out);
@@ -169,7 +178,7 @@ void ApiServer::handleResource(const HttpRequest& req, const RequestInfo& info, 
   if (v == "patch") return handlePatch(req, info, *res, out);
   if (v == "delete") return handleDelete(req, info, *res, out);
   if (v == "deletecollection") return handleDeleteCollection(req, info, *res, out);
-  sendStatusError(out, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource"});
+  sendStatusError(req, out, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource"});
 }
 
 }  // namespace testapi

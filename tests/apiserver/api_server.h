@@ -125,7 +125,9 @@ class ApiServer {
 // Response helpers shared by the handler files.
 // API objects (objects, lists, Status, Table, discovery) go out as Go's json.Encoder
 // writes them: ending with exactly one "\n".
-void sendStatusError(ResponseStream& out, const ApiError& err);
+// An error Status as responsewriters.ErrorNegotiated writes it for `req`'s Accept:
+// encoded like any object, or indented raw JSON when only conversions are accepted.
+void sendStatusError(const HttpRequest& req, ResponseStream& out, const ApiError& err);
 void sendJsonBody(ResponseStream& out, int status, std::string&& body,
                   const std::string& content_type = "application/json");
 // Non-API JSON the apiserver writes with json.Marshal (/version, the OpenAPI v3 root):

@@ -1,7 +1,9 @@
 // Continue tokens (P2/P3): base64url (no padding) of {"v":"meta.k8s.io/v1","rv":N,"start":K}.
-// The cache path and etcd path of the apiserver produce identical tokens, so clients
-// (and the proxy) may hand a token from one to the other; decoding reproduces the
-// storage layer's checks and error texts, including Go's base64 and JSON messages.
+// K is the last key + NUL relative to the list's key: the watch cache trims the request
+// key ("/pods/ns") and so writes "/name\0", etcd trims its prepared prefix ("/pods/ns/")
+// and writes "name\0". Both decode to the same position, so clients (and the proxy) may
+// hand a token from one to the other; decoding reproduces the storage layer's checks
+// and error texts (storage.DecodeContinue), including Go's base64 and JSON messages.
 #include "semantics.h"
 #include "status_util.h"
 
@@ -112,10 +114,11 @@ std::string goNumberText(const rapidjson::Value& v) {
 
 ApiError invalidToken(std::string detail) { return badRequest(std::string(kInvalidPrefix) + detail); }
 
-// path.Clean("/" + key) == "/" + key: no empty, "." or ".." segments, no trailing '/'.
-bool isCleanPath(std::string_view key) {
+// path.Clean(key) == key for a key that starts with '/': no empty, "." or ".."
+// segments and no trailing '/', except for the root "/" itself.
+bool isCleanRootedPath(std::string_view key) {
   if (key == "/") return true;
-  if (!key.empty() && key.front() == '/') key.remove_prefix(1);
+  key.remove_prefix(1);
   size_t pos = 0;
   while (true) {
     const size_t slash = key.find('/', pos);
@@ -184,7 +187,12 @@ Result<ContinueToken> decodeContinue(std::string_view token) {
                         ": incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
   if (out.start.empty())
     return invalidToken(std::string(kKeyNotValid) + ": encoded start key empty (version meta.k8s.io/v1)");
-  if (!isCleanPath(out.start)) return invalidToken(std::string(kKeyNotValid) + ": " + out.start);
+  // As storage.DecodeContinue: "/pod-55\0" (the watch cache's tokens) and "pod-55\0"
+  // (etcd's) name the same position; the cleaned key must equal the rooted one, and the
+  // error quotes the start as the client sent it.
+  std::string rooted = out.start.front() == '/' ? out.start : "/" + out.start;
+  if (!isCleanRootedPath(rooted)) return invalidToken(std::string(kKeyNotValid) + ": " + out.start);
+  out.start = rooted.substr(1);
   return out;
 }
 

@@ -98,7 +98,7 @@ void ApiServer::handleControl(const HttpRequest& req, ResponseStream& out) {
   }
   if (op == "load") {
     const auto* res = findRes(strParam(req, "resource").empty() ? "pods" : strParam(req, "resource"));
-    if (!res) return sendStatusError(out, badRequest("unknown resource"));
+    if (!res) return sendStatusError(req, out, badRequest("unknown resource"));
     auto start = std::chrono::steady_clock::now();
     size_t n = loadObjects(*res, static_cast<size_t>(intParam(req, "count", 100)),
                            static_cast<size_t>(intParam(req, "namespaces", 10)), static_cast<size_t>(intParam(req, "nodes", 10)));
@@ -111,7 +111,7 @@ void ApiServer::handleControl(const HttpRequest& req, ResponseStream& out) {
   }
   if (op == "silent-update") {
     const auto* res = findRes(strParam(req, "resource"));
-    if (!res) return sendStatusError(out, badRequest("unknown resource"));
+    if (!res) return sendStatusError(req, out, badRequest("unknown resource"));
     bool done = storage_.silentUpdate(*res, strParam(req, "namespace"), strParam(req, "name"),
                                       [&](const StoredObject& cur, uint64_t rv) {
                                         rapidjson::Document d;
@@ -122,10 +122,10 @@ void ApiServer::handleControl(const HttpRequest& req, ResponseStream& out) {
                                         setString(meta, "resourceVersion", std::to_string(rv), d.GetAllocator());
                                         return makeStored(*res, d);
                                       });
-    if (!done) return sendStatusError(out, notFound(res->def, strParam(req, "name")));
+    if (!done) return sendStatusError(req, out, notFound(res->def, strParam(req, "name")));
     return ok();
   }
-  sendStatusError(out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+  sendStatusError(req, out, ApiError{404, "NotFound", "the server could not find the requested resource"});
 }
 
 }  // namespace testapi

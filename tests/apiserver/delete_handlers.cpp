@@ -33,7 +33,7 @@ Result<DeleteOptions> parseDeleteOptions(const HttpRequest& req) {
 void ApiServer::handleDelete(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,
                              ResponseStream& out) {
   auto opts_r = parseDeleteOptions(req);
-  if (auto* e = std::get_if<ApiError>(&opts_r)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&opts_r)) return sendStatusError(req, out, *e);
   const DeleteOptions& opts = std::get<DeleteOptions>(opts_r);
   auto r = storage_.mutate(res, info.ns, info.name, [&](const StoredObjectPtr& current, uint64_t next_rv) -> Result<Storage::Mutation> {
     if (!current) return notFound(res.def, info.name);
@@ -81,7 +81,7 @@ void ApiServer::handleDelete(const HttpRequest& req, const RequestInfo& info, co
     m.object = withResourceVersion(res, *current, next_rv);  // W3: DELETED carries the deletion RV
     return m;
   });
-  if (auto* e = std::get_if<ApiError>(&r)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&r)) return sendStatusError(req, out, *e);
   // The namespace controller empties a deleted namespace; here that happens at once.
   if (&res == &namespaces() && !opts.dry_run && !storage_.get(res, "", info.name)) deleteNamespaceContents(info.name);
   sendJsonBody(out, 200, std::string(std::get<StoredObjectPtr>(r)->json));
@@ -105,11 +105,11 @@ void ApiServer::deleteNamespaceContents(const std::string& ns) {
 void ApiServer::handleDeleteCollection(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,
                                        ResponseStream& out) {
   auto parsed = parseListOptionsInHandler(req.query);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&parsed)) return sendStatusError(req, out, *e);
   auto filter_r = ObjectFilter::make(res, info.ns, "", std::get<ListOptions>(parsed));
-  if (auto* e = std::get_if<ApiError>(&filter_r)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&filter_r)) return sendStatusError(req, out, *e);
   // Storage checks the continue token and RV only after the handler's selector checks.
-  if (auto e = validateListStorage(std::get<ListOptions>(parsed))) return sendStatusError(out, *e);
+  if (auto e = validateListStorage(std::get<ListOptions>(parsed))) return sendStatusError(req, out, *e);
   const ObjectFilter& filter = std::get<ObjectFilter>(filter_r);
   const bool dry_run = isDryRun(req);
   auto snap = storage_.list(res, filter.namespaceScope());

@@ -268,7 +268,7 @@ bool ApiServer::handleDiscovery(const HttpRequest& req, ResponseStream& out) {
     error.name = name;
     error.group = "apiextensions.k8s.io";
     error.kind = "customresourcedefinitions";
-    sendStatusError(out, error);
+    sendStatusError(req, out, error);
     return true;
   }
   if ((path == "/api" || path == "/apis") && wantsAggregated(req.header("accept"))) {

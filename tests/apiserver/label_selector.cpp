@@ -206,7 +206,7 @@ class Parser {
     }
     const std::string& key = item.literal;
     if (item.token != Token::Identifier) return ParseError{"found '" + key + "', expected: identifier"};
-    if (auto msgs = isQualifiedName(key); !msgs.empty())
+    if (auto msgs = isLabelKey(key); !msgs.empty())
       return ParseError{FieldError::invalid("<nil>", key, joinMessages(msgs)).error()};
     const Token next = lookahead().token;
     if (negated || next == Token::EndOfString || next == Token::Comma)
@@ -291,7 +291,7 @@ class Parser {
       }
     }
     for (size_t i = 0; i < values.size(); ++i) {
-      if (auto msgs = isValidLabelValue(values[i]); !msgs.empty())
+      if (auto msgs = isLabelValue(values[i]); !msgs.empty())
         errs.push_back(FieldError::invalid("values[" + std::to_string(i) + "][" + key + "]", values[i],
                                            joinMessages(msgs)));
     }

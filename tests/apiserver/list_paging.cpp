@@ -1,6 +1,20 @@
 #include "list_paging.h"
 
+#include "label_validation.h"
+
 namespace testapi {
+
+namespace {
+
+// NamespaceKeyFunc / NoNamespaceKeyFunc succeed: a name that content.IsPathSegmentName
+// accepts and, for a namespaced resource, a namespace in the request context.
+bool objectKeyBuildable(const ResourceDef& def, std::string_view ns, std::string_view name) {
+  if (def.namespaced && ns.empty()) return false;
+  if (name.empty() || name == "." || name == "..") return false;
+  return name.find('/') == std::string_view::npos && name.find('%') == std::string_view::npos;
+}
+
+}  // namespace
 
 Result<ObjectFilter> ObjectFilter::make(const ServedResource& res, const std::string& ns, const std::string& name,
                                         const ListOptions& opts) {
@@ -26,6 +40,18 @@ Result<ObjectFilter> ObjectFilter::make(const ServedResource& res, const std::st
     }
     if (f.scope_ns_.empty() && res.def.namespaced)
       if (auto want = f.fields_->requiredValue("metadata.namespace")) f.scope_ns_ = *want;
+  }
+  // Store.ListPredicate: without a continue token, a required metadata.namespace puts
+  // an all-namespaces request in that namespace (if it is a valid namespace name), and
+  // a required metadata.name then names a single key. RequiresExactMatch takes the
+  // first such term in sorted order, whatever other terms the selector has.
+  if (f.fields_ && opts.continue_token.empty()) {
+    std::string key_ns = ns;
+    if (key_ns.empty()) {
+      if (auto want = f.fields_->requiredValue("metadata.namespace"); want && isDns1123Label(*want)) key_ns = *want;
+    }
+    if (auto want = f.fields_->requiredValue("metadata.name"); want && objectKeyBuildable(res.def, key_ns, *want))
+      f.single_name_ = *want;
   }
   f.has_selectors_ = f.labels_ || f.fields_;
   return f;
@@ -60,7 +86,9 @@ Page paginate(const Storage::Snapshot& snap, const ServedResource&, const Object
   }
   // P6: "more" is decided by remaining keys, not remaining matches.
   if (limit > 0 && static_cast<int64_t>(page.items.size()) == limit && i < snap.items.size()) {
-    page.continue_token = encodeContinue(static_cast<int64_t>(snap.rv), relKey(*page.items.back()) + '\0');
+    // The watch cache's PrepareContinueToken trims the request's key ("/pods/ns", no
+    // trailing '/') off the last key, so the start keeps its leading '/' (P2).
+    page.continue_token = encodeContinue(static_cast<int64_t>(snap.rv), "/" + relKey(*page.items.back()) + '\0');
     if (!filter.hasSelectors()) page.remaining_item_count = static_cast<int64_t>(snap.items.size() - i);  // P4
   }
   return page;

@@ -24,10 +24,15 @@ class ObjectFilter {
   // field selector's (W11), else "" (all).
   const std::string& namespaceScope() const { return scope_ns_; }
   bool hasSelectors() const { return has_selectors_; }
+  // Store.ListPredicate's MatchesSingle: the name a LIST's field selector requires
+  // (metadata.name= or ==) when no continue token is given and the object's key can be
+  // built, so storage serves the LIST as a non-recursive GetList of that one key.
+  const std::optional<std::string>& singleObjectName() const { return single_name_; }
 
  private:
   std::string scope_ns_;
   std::string name_;
+  std::optional<std::string> single_name_;
   std::shared_ptr<const LabelSelector> labels_;
   std::shared_ptr<const FieldSelector> fields_;
   bool has_selectors_ = false;
@@ -40,7 +45,8 @@ struct Page {
 };
 
 // Cuts one page out of `snap` (key order). `all_namespaces`: keys in tokens are
-// "<ns>/<name>" rather than "<name>" (P2). `start` is the decoded token position.
+// "/<ns>/<name>" rather than "/<name>" (P2). `start` is the decoded token position
+// (ContinueToken::start, no leading '/').
 Page paginate(const Storage::Snapshot& snap, const ServedResource& res, const ObjectFilter& filter,
               bool all_namespaces, const std::string& start, int64_t limit);
 

@@ -20,6 +20,10 @@ enum class OutputKind { Object, Table, PartialObjectMetadata, PartialObjectMetad
 
 // Picks the first Accept entry the server can produce; 406 (N1/N4) when none fits.
 Result<OutputKind> negotiateOutput(std::string_view accept, bool is_list, bool is_watch);
+// Whether an error Status can be negotiated for `accept` (ErrorNegotiated's
+// negotiation.DefaultEndpointRestrictions: a JSON, YAML or protobuf clause without
+// as=/g=/v=, sv= or an unsupported stream=). When not, the Status is written raw.
+bool errorMediaTypeNegotiable(std::string_view accept);
 
 Result<std::string> tableFor(const ResourceDef& def, const std::vector<std::string_view>& objects,
                              const TableOptions& opts, const ListMetaOut& meta);

@@ -135,6 +135,10 @@ std::string renderPartialObjectMetadataList(const std::vector<std::string_view>&
                                             const ListMetaOut& meta) {
   std::string out = R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":)";
   out += listMetaJson(meta);
+  // asPartialObjectMetadataList appends to a nil Items slice, and Items has no
+  // omitempty: an empty conversion is "items":null whether the list came from the
+  // watch cache or etcd (an ordinary empty list keeps "items":[], L1).
+  if (objects_json.empty()) return out + ",\"items\":null}";
   out += ",\"items\":[";
   for (size_t i = 0; i < objects_json.size(); ++i) {
     if (i) out += ',';

@@ -63,9 +63,9 @@ std::string scaleJson(const ServedResource& res, const StoredObject& obj) {
 
 void ApiServer::handlePodLog(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,
                              ResponseStream& out) {
-  if (info.verb != "get") return sendStatusError(out, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource"});
+  if (info.verb != "get") return sendStatusError(req, out, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource"});
   auto pod = storage_.get(res, info.ns, info.name);
-  if (!pod) return sendStatusError(out, notFound(res.def, info.name));
+  if (!pod) return sendStatusError(req, out, notFound(res.def, info.name));
   std::string container = req.param("container") ? *req.param("container") : firstContainer(*pod);
   bool follow = req.param("follow") && parseQueryBool(*req.param("follow"));
   if (!follow) {
@@ -96,11 +96,11 @@ void ApiServer::handlePodLog(const HttpRequest& req, const RequestInfo& info, co
 void ApiServer::handlePodExec(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,
                               ResponseStream& out) {
   auto pod = storage_.get(res, info.ns, info.name);
-  if (!pod) return sendStatusError(out, notFound(res.def, info.name));
+  if (!pod) return sendStatusError(req, out, notFound(res.def, info.name));
   std::string upgrade = req.header("upgrade");
   for (auto& c : upgrade) c = static_cast<char>(::tolower(static_cast<unsigned char>(c)));
   if (upgrade != "websocket")
-    return sendStatusError(out, badRequest("Upgrade request required"));
+    return sendStatusError(req, out, badRequest("Upgrade request required"));
   const std::string offered = req.header("sec-websocket-protocol");
   std::string proto;
   for (const char* p : {"v5.channel.k8s.io", "v4.channel.k8s.io"})
@@ -108,7 +108,7 @@ void ApiServer::handlePodExec(const HttpRequest& req, const RequestInfo& info, c
       proto = p;
       break;
     }
-  if (proto.empty()) return sendStatusError(out, badRequest("unable to upgrade: no supported subprotocol offered"));
+  if (proto.empty()) return sendStatusError(req, out, badRequest("unable to upgrade: no supported subprotocol offered"));
   std::vector<std::string> command;
   auto range = req.query.equal_range("command");
   for (auto it = range.first; it != range.second; ++it) command.push_back(it->second);
@@ -138,17 +138,17 @@ void ApiServer::handleScale(const HttpRequest& req, const RequestInfo& info, con
                             ResponseStream& out) {
   if (info.verb == "get") {
     auto obj = storage_.get(res, info.ns, info.name);
-    if (!obj) return sendStatusError(out, notFound(res.def, info.name));
+    if (!obj) return sendStatusError(req, out, notFound(res.def, info.name));
     return sendJsonBody(out, 200, scaleJson(res, *obj));
   }
   if (info.verb != "update" && info.verb != "patch")
-    return sendStatusError(out, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource"});
+    return sendStatusError(req, out, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource"});
   rapidjson::Document body;
   body.Parse(req.body.data(), req.body.size());
-  if (body.HasParseError() || !body.IsObject()) return sendStatusError(out, badRequest("error decoding Scale"));
+  if (body.HasParseError() || !body.IsObject()) return sendStatusError(req, out, badRequest("error decoding Scale"));
   auto* spec = member(body, "spec");
   auto* replicas = spec ? member(*spec, "replicas") : nullptr;
-  if (!replicas || !replicas->IsInt64()) return sendStatusError(out, badRequest("spec.replicas is required"));
+  if (!replicas || !replicas->IsInt64()) return sendStatusError(req, out, badRequest("spec.replicas is required"));
   const int64_t want = replicas->GetInt64();
   auto r = updateObject(res, info, "",
                         [&](const StoredObject& current, rapidjson::Document& doc) -> Result<bool> {
@@ -160,7 +160,7 @@ void ApiServer::handleScale(const HttpRequest& req, const RequestInfo& info, con
                           return true;
                         },
                         isDryRun(req), false);
-  if (auto* e = std::get_if<ApiError>(&r)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&r)) return sendStatusError(req, out, *e);
   sendJsonBody(out, 200, scaleJson(res, *std::get<StoredObjectPtr>(r)));
 }
 

@@ -92,10 +92,14 @@ Labels extractLabels(const rapidjson::Value& object);
 // ---- P2/P3/P7: continue tokens ----
 struct ContinueToken {
   int64_t rv = 0;
-  std::string start;  // key relative to the list prefix, with the trailing NUL
+  // Decoded: the key relative to the list prefix without a leading '/', with the
+  // trailing NUL ("pod-55\0", "load-0/cm-0\0"); "" starts at the beginning.
+  std::string start;
 };
+// storage.EncodeContinue: `start` is written as given. The watch cache's pages pass
+// "/" + relative key + NUL, etcd's answers the relative key + NUL (see continue_token.cpp).
 std::string encodeContinue(int64_t rv, std::string_view start);
-// Errors are the 400 "invalid continue token: ..." of P3.
+// storage.DecodeContinue; errors are the 400 "invalid continue token: ..." of P3.
 Result<ContinueToken> decodeContinue(std::string_view token);
 
 // ---- writes: patches ----
@@ -111,7 +115,9 @@ ApiError notFound(const ResourceDef& def, std::string_view name);
 ApiError alreadyExists(const ResourceDef& def, std::string_view name);
 ApiError conflict(const ResourceDef& def, std::string_view name);
 ApiError badRequest(std::string message);
-ApiError tooLargeResourceVersion(uint64_t requested, uint64_t current);  // 504, Retry-After 1
+// 504. The watch cache asks for a retry after 1 s (Retry-After); etcd's GetList passes
+// 0, which leaves out both the header and details.retryAfterSeconds.
+ApiError tooLargeResourceVersion(uint64_t requested, uint64_t current, int retry_after_seconds = 1);
 ApiError expiredList();                                                    // R8 etcd text
 ApiError expiredWatch(uint64_t requested, uint64_t oldest);                // W5 "too old resource version: N (M)"
 ApiError notAcceptable(std::string_view accepted_list);

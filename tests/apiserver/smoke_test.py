@@ -124,7 +124,7 @@ class ContractTest(unittest.TestCase):
         rv = page["metadata"]["resourceVersion"]
         token = page["metadata"]["continue"]
         decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        self.assertEqual(decoded, {"v": "meta.k8s.io/v1", "rv": int(rv), "start": "cm-1\u0000"})
+        self.assertEqual(decoded, {"v": "meta.k8s.io/v1", "rv": int(rv), "start": "/cm-1\u0000"})
         self.assertEqual(page["metadata"]["remainingItemCount"], 3)
         names = [i["metadata"]["name"] for i in page["items"]]
         make_configmap(self.srv, "paging", "cm-9")  # not visible: pages are one snapshot (P1)

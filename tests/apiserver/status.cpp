@@ -354,12 +354,12 @@ ApiError conflict(const ResourceDef& def, std::string_view name) {
 
 ApiError badRequest(std::string message) { return statusError(400, "BadRequest", std::move(message)); }
 
-ApiError tooLargeResourceVersion(uint64_t requested, uint64_t current) {
+ApiError tooLargeResourceVersion(uint64_t requested, uint64_t current, int retry_after_seconds) {
   ApiError e = statusError(504, "Timeout",
                            "Timeout: Too large resource version: " + std::to_string(requested) +
                                ", current: " + std::to_string(current));
   e.causes.push_back(StatusCause{"ResourceVersionTooLarge", "Too large resource version", ""});
-  e.retry_after_seconds = 1;
+  e.retry_after_seconds = retry_after_seconds;
   return e;
 }
 

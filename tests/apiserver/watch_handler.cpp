@@ -88,16 +88,16 @@ struct WatchRegistration {
 void ApiServer::handleWatch(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,
                             ResponseStream& out) {
   auto kind = negotiateOutput(req.header("accept"), true, true);
-  if (auto* e = std::get_if<ApiError>(&kind)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&kind)) return sendStatusError(req, out, *e);
   // Handler checks, then the field labels for the type, then the storage's RV parse: a
   // bad field label wins over a bad RV (S5 before R6), as on a LIST.
   auto parsed = parseWatchOptionsInHandler(req.query);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&parsed)) return sendStatusError(req, out, *e);
   const ListOptions& opts = std::get<ListOptions>(parsed);
   auto filter_r = ObjectFilter::make(res, info.ns, info.name, opts);
-  if (auto* e = std::get_if<ApiError>(&filter_r)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&filter_r)) return sendStatusError(req, out, *e);
   const ObjectFilter& filter = std::get<ObjectFilter>(filter_r);
-  if (auto e = validateWatchStorage(opts)) return sendStatusError(out, *e);
+  if (auto e = validateWatchStorage(opts)) return sendStatusError(req, out, *e);
   counters_.watches++;
   {
     std::lock_guard lk(counters_.mu);
@@ -112,7 +112,7 @@ void ApiServer::handleWatch(const HttpRequest& req, const RequestInfo& info, con
   if (rv_given) {
     from_rv = parseResourceVersion(opts.resource_version);
     if (!from_rv)
-      return sendStatusError(out, ApiError{500, "", "resourceVersion: Invalid value: \"" + opts.resource_version +
+      return sendStatusError(req, out, ApiError{500, "", "resourceVersion: Invalid value: \"" + opts.resource_version +
                                                         "\": strconv.ParseUint: parsing \"" + opts.resource_version +
                                                         "\": invalid syntax"});
   }

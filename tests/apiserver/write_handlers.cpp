@@ -195,23 +195,23 @@ Result<StoredObjectPtr> ApiServer::updateObject(
 void ApiServer::handleCreate(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,
                              ResponseStream& out) {
   if (mediaType(req.header("content-type")) != "application/json" && !req.header("content-type").empty())
-    return sendStatusError(out, unsupportedMediaType(kBodyTypes));
+    return sendStatusError(req, out, unsupportedMediaType(kBodyTypes));
   Doc doc;
   if (auto r = parseBody(req.body, doc); std::holds_alternative<ApiError>(r))
-    return sendStatusError(out, std::get<ApiError>(r));
+    return sendStatusError(req, out, std::get<ApiError>(r));
   // POST /api/v1/namespaces creates a namespace: info.ns is empty there.
   auto created = createObject(res, info.ns, doc, isDryRun(req));
-  if (auto* e = std::get_if<ApiError>(&created)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&created)) return sendStatusError(req, out, *e);
   sendJsonBody(out, 201, std::string(std::get<StoredObjectPtr>(created)->json));
 }
 
 void ApiServer::handleUpdate(const HttpRequest& req, const RequestInfo& info, const ServedResource& res,
                              ResponseStream& out) {
   if (mediaType(req.header("content-type")) != "application/json" && !req.header("content-type").empty())
-    return sendStatusError(out, unsupportedMediaType(kBodyTypes));
+    return sendStatusError(req, out, unsupportedMediaType(kBodyTypes));
   auto r = updateObject(res, info, info.subresource, [&](const StoredObject&, Doc& doc) { return parseBody(req.body, doc); },
                         isDryRun(req), false);
-  if (auto* e = std::get_if<ApiError>(&r)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&r)) return sendStatusError(req, out, *e);
   sendJsonBody(out, 200, std::string(std::get<StoredObjectPtr>(r)->json));
 }
 
@@ -220,9 +220,9 @@ void ApiServer::handlePatch(const HttpRequest& req, const RequestInfo& info, con
   const std::string ct = mediaType(req.header("content-type"));
   if (ct != "application/json-patch+json" && ct != "application/merge-patch+json" &&
       ct != "application/strategic-merge-patch+json" && ct != "application/apply-patch+yaml")
-    return sendStatusError(out, unsupportedMediaType(kPatchTypes));
+    return sendStatusError(req, out, unsupportedMediaType(kPatchTypes));
   if (ct == "application/strategic-merge-patch+json" && !res.def.builtin)
-    return sendStatusError(out, unsupportedMediaType(kPatchTypes));
+    return sendStatusError(req, out, unsupportedMediaType(kPatchTypes));
   const bool dry_run = isDryRun(req);
   // Server-side apply creates a missing object.
   if (ct == "application/apply-patch+yaml" && info.subresource.empty() && !storage_.get(res, info.ns, info.name)) {
@@ -233,9 +233,9 @@ void ApiServer::handlePatch(const HttpRequest& req, const RequestInfo& info, con
     setString(meta, "name", info.name, empty.GetAllocator());
     Doc target;
     auto p = applyPatch(res.def, ct, empty, req.body, target);
-    if (auto* e = std::get_if<ApiError>(&p)) return sendStatusError(out, *e);
+    if (auto* e = std::get_if<ApiError>(&p)) return sendStatusError(req, out, *e);
     auto created = createObject(res, info.ns, target, dry_run);
-    if (auto* e = std::get_if<ApiError>(&created)) return sendStatusError(out, *e);
+    if (auto* e = std::get_if<ApiError>(&created)) return sendStatusError(req, out, *e);
     return sendJsonBody(out, 201, std::string(std::get<StoredObjectPtr>(created)->json));
   }
   auto r = updateObject(res, info, info.subresource,
@@ -254,7 +254,7 @@ void ApiServer::handlePatch(const HttpRequest& req, const RequestInfo& info, con
                           return true;
                         },
                         dry_run, false);
-  if (auto* e = std::get_if<ApiError>(&r)) return sendStatusError(out, *e);
+  if (auto* e = std::get_if<ApiError>(&r)) return sendStatusError(req, out, *e);
   sendJsonBody(out, 200, std::string(std::get<StoredObjectPtr>(r)->json));
 }
 

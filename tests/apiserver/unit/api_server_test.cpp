@@ -1,100 +1,18 @@
-// ApiServer request handling without sockets: a fake ResponseStream records what a
-// handler writes. Covers the RV rules of LIST and the WATCH stream shapes.
+// ApiServer request handling without sockets (api_fixture.h). Covers the RV rules of
+// LIST and the WATCH stream shapes.
 #include <doctest/doctest.h>
 
-#include <condition_variable>
 #include <string>
-#include <vector>
-#include <mutex>
 #include <thread>
+#include <vector>
 
-#include <rapidjson/document.h>
-
-#include "api_server.h"
+#include "api_fixture.h"
 
 namespace testapi {
-namespace {
 
-class FakeStream : public ResponseStream {
- public:
-  bool send(HttpResponse&& r) override {
-    std::lock_guard lk(mu_);
-    response_ = std::move(r);
-    return true;
-  }
-  bool startChunked(int status, const std::string&, const Headers&) override {
-    std::lock_guard lk(mu_);
-    response_.status = status;
-    return true;
-  }
-  bool writeChunk(std::string_view data) override {
-    {
-      std::lock_guard lk(mu_);
-      response_.body += data;
-    }
-    cv_.notify_all();
-    return true;
-  }
-  bool finishChunked() override { return true; }
-  bool peerClosed() override { return false; }
-  void abort() override {}
-  bool acceptWebSocket(const std::string&, const std::function<void(WebSocketChannel&)>&) override { return false; }
-
-  // Waits (with a deadline) until the body contains `text`.
-  bool waitFor(const std::string& text) {
-    std::unique_lock lk(mu_);
-    return cv_.wait_for(lk, std::chrono::seconds(5), [&] { return response_.body.find(text) != std::string::npos; });
-  }
-  HttpResponse response() {
-    std::lock_guard lk(mu_);
-    return response_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  HttpResponse response_;
-};
-
-struct Fixture {
-  ResourceCatalog catalog = ResourceCatalog::builtinDefault();
-  Storage storage{catalog, StorageOptions{.history_size = 100}};
-  ApiServer api{catalog, storage, ApiServerOptions{.too_large_rv_wait = std::chrono::milliseconds(50)}};
-
-  Fixture() { api.createDefaultNamespaces(); }
-
-  HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "",
-                    const std::string& content_type = "application/json") {
-    FakeStream out;
-    api.handle(request(method, target, body, content_type), out);
-    return out.response();
-  }
-  static HttpRequest request(const std::string& method, const std::string& target, const std::string& body = "",
-                             const std::string& content_type = "application/json") {
-    HttpRequest req;
-    req.method = method;
-    req.target = target;
-    auto q = target.find('?');
-    req.path = target.substr(0, q);
-    if (q != std::string::npos) req.query = parseQuery(target.substr(q + 1));
-    req.body = body;
-    if (!body.empty()) req.headers["content-type"] = content_type;
-    return req;
-  }
-  void configMap(const std::string& name, const std::string& labels = "{}") {
-    auto r = call("POST", "/api/v1/namespaces/default/configmaps",
-                  R"({"metadata":{"name":")" + name + R"(","labels":)" + labels + "}}");
-    REQUIRE(r.status == 201);
-  }
-};
-
-rapidjson::Document parse(const std::string& s) {
-  rapidjson::Document d;
-  d.Parse(s.c_str());
-  return d;
-}
-
-}  // namespace
+using test::Fixture;
+using test::FakeStream;
+using test::parse;
 
 TEST_CASE("LIST with resourceVersion=0 ignores limit; with RV unset it paginates (P1, P5)") {
   Fixture f;
@@ -124,6 +42,7 @@ TEST_CASE("A continuation of a compacted snapshot is 410 with an rv:-1 token (P7
   for (int i = 0; i < 3; ++i) f.configMap("c" + std::to_string(i));
   auto first = parse(f.call("GET", "/api/v1/namespaces/default/configmaps?limit=1").body);
   std::string token = first["metadata"]["continue"].GetString();
+  CHECK(token == encodeContinue(std::stoll(first["metadata"]["resourceVersion"].GetString()), std::string("/c0\0", 4)));
   f.configMap("later");
   f.storage.compact();
   auto r = f.call("GET", "/api/v1/namespaces/default/configmaps?limit=1&continue=" + token);
@@ -132,6 +51,8 @@ TEST_CASE("A continuation of a compacted snapshot is 410 with an rv:-1 token (P7
   auto fresh = std::get<ContinueToken>(decodeContinue(st["metadata"]["continue"].GetString()));
   CHECK(fresh.rv == -1);
   CHECK(fresh.start == std::string("c0\0", 3));
+  // etcd writes this one: relative to its prepared prefix, so without the leading '/'.
+  CHECK(std::string(st["metadata"]["continue"].GetString()) == encodeContinue(-1, std::string("c0\0", 3)));
   // The rv:-1 token continues at the latest RV.
   auto next = parse(f.call("GET", "/api/v1/namespaces/default/configmaps?limit=10&continue=" +
                                       std::string(st["metadata"]["continue"].GetString())).body);
@@ -262,6 +183,25 @@ TEST_CASE("JSON bodies end with exactly one newline, as Go's json.Encoder writes
     CHECK(body[body.size() - 2] != '\n');
   }
   CHECK(f.call("GET", "/version").body.back() == '}');
+}
+
+TEST_CASE("An empty PartialObjectMetadataList has null items; an empty PodList keeps [] (N4, L1)") {
+  Fixture f;
+  const std::string pom = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+  const std::string rv = std::to_string(f.storage.currentRv());
+  auto empty = f.get("/api/v1/namespaces/default/configmaps", pom);
+  CHECK(empty.status == 200);
+  CHECK(empty.body == R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":")" +
+                          rv + R"("},"items":null})" + "\n");
+  // Also when a selector (or an Exact read, etcd's path) finds nothing.
+  CHECK(parse(f.get("/api/v1/pods?labelSelector=app%3Dnone", pom).body)["items"].IsNull());
+  CHECK(parse(f.get("/api/v1/namespaces/default/configmaps?resourceVersion=" + rv + "&resourceVersionMatch=Exact", pom)
+                  .body)["items"].IsNull());
+  CHECK(parse(f.call("GET", "/api/v1/namespaces/default/configmaps").body)["items"].IsArray());
+  f.configMap("c0");
+  auto one = parse(f.get("/api/v1/namespaces/default/configmaps", pom).body);
+  REQUIRE(one["items"].IsArray());
+  CHECK(one["items"].Size() == 1);
 }
 
 }  // namespace testapi

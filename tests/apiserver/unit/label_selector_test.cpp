@@ -142,28 +142,40 @@ TEST_CASE("Invalid keys are reported with the nil field path (S2)") {
         "alphanumeric character (e.g. 'example.com', regex used for validation is "
         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
   CHECK(parseError("a/b/c") ==
-        "unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a qualified name " + kNameRegex +
+        "unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a valid label key " + kNameRegex +
             " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+}
+
+TEST_CASE("Label key and value lengths are reported in bytes, as apimachinery v0.37's content package words them (S2)") {
   CHECK(parseError(std::string(64, 'k')) == "unable to parse requirement: <nil>: Invalid value: \"" +
-                                                std::string(64, 'k') + "\": name part must be no more than 63 characters");
+                                                std::string(64, 'k') + "\": name part must be no more than 63 bytes");
+  const std::string long_prefix = std::string(250, 'p') + ".com";
+  CHECK(parseError(long_prefix + "/k") == "unable to parse requirement: <nil>: Invalid value: \"" + long_prefix +
+                                             "/k\": prefix part must be no more than 253 bytes");
+  CHECK(parseError("a=" + std::string(64, 'v')) == "unable to parse requirement: values[0][a]: Invalid value: \"" +
+                                                      std::string(64, 'v') + "\": must be no more than 63 bytes");
+  // A 63-byte name part and value are still valid.
+  CHECK(std::holds_alternative<std::shared_ptr<const LabelSelector>>(
+      parseLabelSelector(std::string(63, 'k') + "=" + std::string(63, 'v'))));
+  // util/validation, which object names go through, keeps the older wording.
+  CHECK(isDns1123Subdomain(std::string(254, 'a')) ==
+        std::vector<std::string>{"must be no more than 253 characters"});
 }
 
 TEST_CASE("Invalid values are reported under values[i][key] (S2)") {
   CHECK(parseError("a=b$") == "unable to parse requirement: values[0][a]: Invalid value: \"b$\": " + kValueRegex);
   CHECK(parseError("a in (ok,-x)") ==
         "unable to parse requirement: values[0][a]: Invalid value: \"-x\": " + kValueRegex);
-  CHECK(parseError("a=" + std::string(64, 'v')) == "unable to parse requirement: values[0][a]: Invalid value: \"" +
-                                                      std::string(64, 'v') + "\": must be no more than 63 characters");
   CHECK(parseError("a>x$") ==
         "unable to parse requirement: [values[0]: Invalid value: \"x$\": for 'Gt', 'Lt' operators, the value must be "
         "an integer, values[0][a]: Invalid value: \"x$\": " + kValueRegex + "]");
 }
 
 TEST_CASE("Label validation helpers accept the documented forms") {
-  CHECK(isQualifiedName("app.kubernetes.io/name").empty());
-  CHECK(isQualifiedName("A_b.C-1").empty());
-  CHECK(isValidLabelValue("").empty());
-  CHECK(isValidLabelValue("v1.2_3-x").empty());
+  CHECK(isLabelKey("app.kubernetes.io/name").empty());
+  CHECK(isLabelKey("A_b.C-1").empty());
+  CHECK(isLabelValue("").empty());
+  CHECK(isLabelValue("v1.2_3-x").empty());
   CHECK(isDns1123Subdomain("a.b-c.d").empty());
   CHECK_FALSE(isDns1123Subdomain("a..b").empty());
 }

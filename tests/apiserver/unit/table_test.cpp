@@ -287,8 +287,13 @@ TEST_CASE("PartialObjectMetadata keeps the whole ObjectMeta under meta.k8s.io/v1
         R"J({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"p","namespace":"d","resourceVersion":"5","labels":{"a":"1"},"managedFields":[{"manager":"m"}]}})J");
   CHECK(renderPartialObjectMetadataList({obj, R"J({"metadata":{"name":"q","annotations":{"x":"1.5e-07"}}})J"}, {"9", "c", 4}) ==
         R"J({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9","continue":"c","remainingItemCount":4},"items":[{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"p","namespace":"d","resourceVersion":"5","labels":{"a":"1"},"managedFields":[{"manager":"m"}]}},{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"q","annotations":{"x":"1.5e-07"}}}]})J");
-  CHECK(renderPartialObjectMetadataList({}, {"9", "", std::nullopt}) ==
-        R"J({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9"},"items":[]})J");
+}
+
+TEST_CASE("An empty PartialObjectMetadataList has null items, as the apiserver's conversion leaves them (N4)") {
+  CHECK(renderPartialObjectMetadataList({}, {"276", "", std::nullopt}) ==
+        R"J({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"276"},"items":null})J");
+  // A continue token or a count does not change it: only the item count does.
+  CHECK(renderPartialObjectMetadataList({}, {"9", "c", 4}).ends_with(R"J(,"items":null})J"));
 }
 
 TEST_CASE("Workload controller and service account rows (N3)") {

@@ -1,0 +1,109 @@
+#pragma once
+// ApiServer request handling without sockets: a fake ResponseStream records what a
+// handler writes, and a Fixture drives the server over the built-in catalog.
+#include <doctest/doctest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include <rapidjson/document.h>
+
+#include "api_server.h"
+
+namespace testapi::test {
+
+class FakeStream : public ResponseStream {
+ public:
+  bool send(HttpResponse&& r) override {
+    std::lock_guard lk(mu_);
+    response_ = std::move(r);
+    return true;
+  }
+  bool startChunked(int status, const std::string&, const Headers&) override {
+    std::lock_guard lk(mu_);
+    response_.status = status;
+    return true;
+  }
+  bool writeChunk(std::string_view data) override {
+    {
+      std::lock_guard lk(mu_);
+      response_.body += data;
+    }
+    cv_.notify_all();
+    return true;
+  }
+  bool finishChunked() override { return true; }
+  bool peerClosed() override { return false; }
+  void abort() override {}
+  bool acceptWebSocket(const std::string&, const std::function<void(WebSocketChannel&)>&) override { return false; }
+
+  // Waits (with a deadline) until the body contains `text`.
+  bool waitFor(const std::string& text) {
+    std::unique_lock lk(mu_);
+    return cv_.wait_for(lk, std::chrono::seconds(5), [&] { return response_.body.find(text) != std::string::npos; });
+  }
+  HttpResponse response() {
+    std::lock_guard lk(mu_);
+    return response_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  HttpResponse response_;
+};
+
+struct Fixture {
+  ResourceCatalog catalog = ResourceCatalog::builtinDefault();
+  Storage storage{catalog, StorageOptions{.history_size = 100}};
+  ApiServer api{catalog, storage, ApiServerOptions{.too_large_rv_wait = std::chrono::milliseconds(50)}};
+
+  Fixture() { api.createDefaultNamespaces(); }
+
+  HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "",
+                    const std::string& content_type = "application/json") {
+    FakeStream out;
+    api.handle(request(method, target, body, content_type), out);
+    return out.response();
+  }
+  // A GET with an Accept header.
+  HttpResponse get(const std::string& target, const std::string& accept) {
+    FakeStream out;
+    HttpRequest req = request("GET", target);
+    req.headers["accept"] = accept;
+    api.handle(req, out);
+    return out.response();
+  }
+  static HttpRequest request(const std::string& method, const std::string& target, const std::string& body = "",
+                             const std::string& content_type = "application/json") {
+    HttpRequest req;
+    req.method = method;
+    req.target = target;
+    auto q = target.find('?');
+    req.path = target.substr(0, q);
+    if (q != std::string::npos) req.query = parseQuery(target.substr(q + 1));
+    req.body = body;
+    if (!body.empty()) req.headers["content-type"] = content_type;
+    return req;
+  }
+  void configMap(const std::string& name, const std::string& labels = "{}") {
+    auto r = call("POST", "/api/v1/namespaces/default/configmaps",
+                  R"({"metadata":{"name":")" + name + R"(","labels":)" + labels + "}}");
+    REQUIRE(r.status == 201);
+  }
+};
+
+inline rapidjson::Document parse(const std::string& s) {
+  rapidjson::Document d;
+  d.Parse(s.c_str());
+  return d;
+}
+
+inline bool hasHeader(const HttpResponse& r, const std::string& name) {
+  for (const auto& [k, v] : r.headers)
+    if (k == name) return true;
+  return false;
+}
+
+}  // namespace testapi::test
