@@ -330,6 +330,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
     envelope.kind = resource.list_kind.empty() ? resource.kind + "List" : resource.list_kind;
     envelope.api_version = resource.apiVersion();
   }
+  envelope.unstructured = resource.custom && form == ItemForm::AsStored;
   envelope.resource_version = result->resource_version;
   envelope.continue_token = std::move(result->continue_token);
   envelope.remaining_item_count = result->remaining_item_count;

@@ -35,14 +35,26 @@ std::string partialObjectMetadata(const cache::Object& object) {
 
 ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form)
     : items_(std::move(items)), form_(form) {
-  // metav1.ListMeta field order: resourceVersion, continue, remainingItemCount.
-  head_ = fmt::format(R"({{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":"{}")", jsonQuote(envelope.kind),
-                      jsonQuote(envelope.api_version), envelope.resource_version);
-  if (!envelope.continue_token.empty()) head_ += R"(,"continue":)" + jsonQuote(envelope.continue_token);
-  if (envelope.remaining_item_count) head_ += fmt::format(R"(,"remainingItemCount":{})", *envelope.remaining_item_count);
-  head_ += R"(},"items":[)";
+  if (envelope.unstructured) {
+    head_ = fmt::format(R"({{"apiVersion":{},"items":[)", jsonQuote(envelope.api_version));
+    tail_ = fmt::format(R"(],"kind":{},"metadata":{{"continue":{})", jsonQuote(envelope.kind),
+                        jsonQuote(envelope.continue_token));
+    if (envelope.remaining_item_count) tail_ += fmt::format(R"(,"remainingItemCount":{})", *envelope.remaining_item_count);
+    tail_ += fmt::format(R"(,"resourceVersion":"{}"}}}})", envelope.resource_version);
+    tail_ += '\n';
+  } else {
+    // metav1.ListMeta field order: resourceVersion, continue, remainingItemCount.
+    head_ = fmt::format(R"({{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":"{}")", jsonQuote(envelope.kind),
+                        jsonQuote(envelope.api_version), envelope.resource_version);
+    if (!envelope.continue_token.empty()) head_ += R"(,"continue":)" + jsonQuote(envelope.continue_token);
+    if (envelope.remaining_item_count) {
+      head_ += fmt::format(R"(,"remainingItemCount":{})", *envelope.remaining_item_count);
+    }
+    head_ += R"(},"items":[)";
+    tail_ = "]}\n";
+  }
 
-  total_size_ = head_.size() + 3;  // "]}\n"
+  total_size_ = head_.size() + tail_.size();
   if (!items_.empty()) total_size_ += items_.size() - 1;  // commas
   if (form_ == ItemForm::PartialObjectMetadata) metadata_.reserve(items_.size());
   for (const auto& item : items_) {
@@ -106,7 +118,7 @@ bool ListWriter::nextSlices(std::vector<std::string_view>& slices, size_t max_sl
     ++next_item_;
   }
   if (next_item_ == items_.size() && slices.size() < max_slices) {
-    slices.push_back("]}\n");
+    slices.push_back(tail_);
     tail_written_ = true;
   }
   return true;
@@ -125,7 +137,7 @@ bool ListWriter::next(std::string& piece, size_t min_bytes) {
     ++next_item_;
   }
   if (next_item_ == items_.size() && piece.size() < min_bytes) {
-    piece += "]}\n";
+    piece += tail_;
     tail_written_ = true;
   }
   return true;

@@ -38,6 +38,10 @@ struct ListEnvelope {
   uint64_t resource_version = 0;
   std::string continue_token;                 // "" = omitted
   std::optional<int64_t> remaining_item_count;  // P4
+  // A custom resource's list in JSON is an UnstructuredList: a map, which Go writes with
+  // its keys sorted (apiVersion, items, kind, metadata), and whose metadata always holds
+  // "continue", empty on the last page (kube-apiserver 1.37, docs/conformance.md).
+  bool unstructured = false;
 };
 
 // The object's metadata member as stored (a view into object.json()), or "{}" when it
@@ -68,6 +72,7 @@ class ListWriter {
   void sliceItem(std::vector<std::string_view>& slices, const cache::Object& object, std::string_view metadata) const;
 
   std::string head_;
+  std::string tail_;
   std::vector<cache::ObjectConstSharedPtr> items_;
   std::vector<std::string_view> metadata_;  // PartialObjectMetadata: one per item
   ItemForm form_;

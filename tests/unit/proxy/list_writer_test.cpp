@@ -47,6 +47,29 @@ TEST_CASE("Custom resource items keep their kind/apiVersion; continue and remain
   CHECK(writer.totalSize() == body.size());
 }
 
+TEST_CASE("A custom resource's JSON list is an UnstructuredList: sorted keys, continue always present (L1)") {
+  ListEnvelope last{"WidgetList", "example.com/v1", 326, "", std::nullopt, true};
+  ListWriter empty(last, {}, ItemForm::AsStored);
+  const std::string empty_body = drain(empty, 1);
+  CHECK(empty_body ==
+        R"({"apiVersion":"example.com/v1","items":[],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"326"}})"
+        "\n");
+  CHECK(empty.totalSize() == empty_body.size());
+  ListEnvelope paged{"WidgetList", "example.com/v1", 325, "tok", 1, true};
+  ListWriter writer(paged, {makePod("ns", "a", 4)}, ItemForm::AsStored);
+  std::vector<std::string_view> slices;
+  std::string sliced;
+  while (writer.nextSlices(slices, 4)) {
+    for (auto s : slices) sliced += s;
+    slices.clear();
+  }
+  CHECK(sliced.starts_with(R"({"apiVersion":"example.com/v1","items":[{"kind":"Pod")"));
+  CHECK(sliced.ends_with(
+      R"(}],"kind":"WidgetList","metadata":{"continue":"tok","remainingItemCount":1,"resourceVersion":"325"}})"
+      "\n"));
+  CHECK(writer.totalSize() == sliced.size());
+}
+
 TEST_CASE("PartialObjectMetadataList items hold the stored metadata bytes (N4)") {
   ListEnvelope envelope{"PartialObjectMetadataList", "meta.k8s.io/v1", 9, "", std::nullopt};
   ListWriter writer(envelope, {makePod("ns", "a", 4, {{"app", "web"}})}, ItemForm::PartialObjectMetadata);
