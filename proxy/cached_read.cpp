@@ -24,6 +24,7 @@
 #include "proxy/cached_list.h"
 #include "proxy/gzip_writer.h"
 #include "proxy/list_writer.h"
+#include "proxy/partial_object_metadata.h"
 #include "proxy/read_route.h"
 #include "proxy/read_status.h"
 #include "proxy/status_negotiation.h"
@@ -330,7 +331,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
   if (route.format == ReadFormat::PartialObjectMetadataList) {
     envelope.kind = "PartialObjectMetadataList";
     envelope.api_version = "meta.k8s.io/v1";
-    form = ItemForm::PartialObjectMetadata;
+    form = resource.custom ? ItemForm::CustomPartialObjectMetadata : ItemForm::PartialObjectMetadata;
   } else {
     envelope.kind = resource.list_kind.empty() ? resource.kind + "List" : resource.list_kind;
     envelope.api_version = resource.apiVersion();
@@ -370,7 +371,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
   if (!object) co_return co_await writeStatus(req, ctx, notFoundStatus(resource, req.info.name), at);
   std::string body;
   if (route.format == ReadFormat::PartialObjectMetadata) {
-    body = partialObjectMetadata(*object);
+    body = partialObjectMetadata(*object, resource.custom);
   } else {
     body.reserve(object->json().size() + 1);
     body += object->json();

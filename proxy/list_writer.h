@@ -27,9 +27,13 @@ namespace proxy {
 
 // How each stored object is written as a list item (L1, N4).
 enum class ItemForm {
-  AsStored,               // custom resources: kind/apiVersion included
-  WithoutTypeMeta,        // built-in types: kind/apiVersion dropped
-  PartialObjectMetadata,  // {"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{...}}
+  AsStored,         // custom resources: kind/apiVersion included
+  WithoutTypeMeta,  // built-in types: kind/apiVersion dropped
+  // {"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{...}}
+  // (partial_object_metadata.h): of a built-in type, the stored metadata bytes; of a
+  // custom resource, its metadata rewritten in ObjectMeta order.
+  PartialObjectMetadata,
+  CustomPartialObjectMetadata,
 };
 
 struct ListEnvelope {
@@ -39,14 +43,6 @@ struct ListEnvelope {
   std::string continue_token;                 // "" = omitted
   std::optional<int64_t> remaining_item_count;  // P4
 };
-
-// The object's metadata member as stored (a view into object.json()), or "{}" when it
-// has none. Stored bytes come from the apiserver's encoder, so they equal what it
-// writes for PartialObjectMetadata.
-std::string_view storedMetadata(const cache::Object& object);
-
-// One object answered as PartialObjectMetadata (GET with the N4 Accept), with the newline.
-std::string partialObjectMetadata(const cache::Object& object);
 
 class ListWriter {
  public:
@@ -69,7 +65,10 @@ class ListWriter {
 
   std::string head_;
   std::vector<cache::ObjectConstSharedPtr> items_;
-  std::vector<std::string_view> metadata_;  // PartialObjectMetadata: one per item
+  // CustomPartialObjectMetadata: each item's rewritten metadata, kept for the writer's
+  // life because nextSlices() hands out views of it.
+  std::vector<std::string> rewritten_metadata_;
+  std::vector<std::string_view> metadata_;  // either PartialObjectMetadata form: one per item
   ItemForm form_;
   size_t total_size_ = 0;
   size_t next_item_ = 0;
