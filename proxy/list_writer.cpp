@@ -16,6 +16,10 @@ size_t sizeWithoutTypeMeta(const cache::Object& object) {
   return size;
 }
 
+bool isPartial(ItemForm form) {
+  return form == ItemForm::PartialObjectMetadata || form == ItemForm::CustomPartialObjectMetadata;
+}
+
 }  // namespace
 
 ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form)
@@ -25,9 +29,15 @@ ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstShar
                       jsonQuote(envelope.api_version), envelope.resource_version);
   if (!envelope.continue_token.empty()) head_ += R"(,"continue":)" + jsonQuote(envelope.continue_token);
   if (envelope.remaining_item_count) head_ += fmt::format(R"(,"remainingItemCount":{})", *envelope.remaining_item_count);
-  head_ += R"(},"items":[)";
+  if (isPartial(form_) && items_.empty()) {
+    head_ += R"(},"items":)";
+    tail_ = "null}\n";
+  } else {
+    head_ += R"(},"items":[)";
+    tail_ = "]}\n";
+  }
 
-  total_size_ = head_.size() + 3;  // "]}\n"
+  total_size_ = head_.size() + tail_.size();
   if (!items_.empty()) total_size_ += items_.size() - 1;  // commas
   if (form_ == ItemForm::CustomPartialObjectMetadata) {
     // Rewritten per request rather than kept from ingestion (partial_object_metadata.h):
@@ -103,7 +113,7 @@ bool ListWriter::nextSlices(std::vector<std::string_view>& slices, size_t max_sl
     ++next_item_;
   }
   if (next_item_ == items_.size() && slices.size() < max_slices) {
-    slices.push_back("]}\n");
+    slices.push_back(tail_);
     tail_written_ = true;
   }
   return true;
@@ -122,7 +132,7 @@ bool ListWriter::next(std::string& piece, size_t min_bytes) {
     ++next_item_;
   }
   if (next_item_ == items_.size() && piece.size() < min_bytes) {
-    piece += "]}\n";
+    piece += tail_;
     tail_written_ = true;
   }
   return true;

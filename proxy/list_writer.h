@@ -8,6 +8,10 @@
 //   {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"12500",
 //    "continue":"...","remainingItemCount":3},"items":[...]}\n
 //
+// An empty PartialObjectMetadataList has "items":null: the apiserver builds it by
+// appending to a nil slice (asPartialObjectMetadataList), and the field has no
+// omitempty. Every other empty list has "items":[].
+//
 // Two ways to take the body: next() copies it into pieces (what the gzip stream
 // compresses); nextSlices() yields views of the stored bytes themselves, for a
 // gather write that copies nothing in user space (the writer holds the items, so the
@@ -64,6 +68,7 @@ class ListWriter {
   void sliceItem(std::vector<std::string_view>& slices, const cache::Object& object, std::string_view metadata) const;
 
   std::string head_;
+  std::string_view tail_;  // "]}\n", or "null}\n" after `"items":` for an empty partial list
   std::vector<cache::ObjectConstSharedPtr> items_;
   // CustomPartialObjectMetadata: each item's rewritten metadata, kept for the writer's
   // life because nextSlices() hands out views of it.

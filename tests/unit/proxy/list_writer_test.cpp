@@ -62,6 +62,32 @@ TEST_CASE("PartialObjectMetadataList items hold the stored metadata bytes (N4)")
         "\n");
 }
 
+TEST_CASE("An empty PartialObjectMetadataList has items null, however it is written (N4)") {
+  const std::string expected =
+      R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"276"},"items":null})"
+      "\n";
+  for (const ItemForm form : {ItemForm::PartialObjectMetadata, ItemForm::CustomPartialObjectMetadata}) {
+    CAPTURE(static_cast<int>(form));
+    ListEnvelope envelope{"PartialObjectMetadataList", "meta.k8s.io/v1", 276, "", std::nullopt};
+    ListWriter copied(envelope, {}, form);
+    CHECK(drain(copied, 1) == expected);
+    CHECK(copied.totalSize() == expected.size());
+    ListWriter sliced(envelope, {}, form);
+    std::vector<std::string_view> slices;
+    std::string body;
+    while (sliced.nextSlices(slices, 4)) {
+      for (const std::string_view s : slices) body += s;
+      slices.clear();
+    }
+    CHECK(body == expected);
+  }
+  // Whatever else the envelope carries.
+  ListWriter paged({"PartialObjectMetadataList", "meta.k8s.io/v1", 9, "tok", 0}, {}, ItemForm::PartialObjectMetadata);
+  CHECK(drain(paged, 1 << 20) ==
+        R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9","continue":"tok","remainingItemCount":0},"items":null})"
+        "\n");
+}
+
 TEST_CASE("Custom resources' PartialObjectMetadataList items carry metadata in ObjectMeta order (N4)") {
   cache::ObjectMetaParser parser(cache::ParserOptions{});
   auto widget = parser.parseObject(
