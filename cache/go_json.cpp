@@ -338,4 +338,64 @@ std::string goJsonString(std::string_view s) {
   return out;
 }
 
+std::string goJsonIndent(std::string_view json) {
+  std::string out;
+  out.reserve(json.size() + json.size() / 2);
+  bool in_string = false;
+  bool escaped = false;
+  // encoding/json's appendIndent delays the newline after '{' or '[' until the next
+  // token, so that an empty object or array stays {} or [].
+  bool need_indent = false;
+  size_t depth = 0;
+  auto newline = [&out](size_t level) {
+    out.push_back('\n');
+    out.append(2 * level, ' ');
+  };
+  for (const char c : json) {
+    if (in_string) {
+      out.push_back(c);
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (isSpace(c)) continue;
+    if (need_indent && c != '}' && c != ']') {
+      need_indent = false;
+      newline(++depth);
+    }
+    switch (c) {
+      case '"':
+        in_string = true;
+        out.push_back(c);
+        break;
+      case '{':
+      case '[':
+        need_indent = true;
+        out.push_back(c);
+        break;
+      case ',':
+        out.push_back(c);
+        newline(depth);
+        break;
+      case ':': out.append(": "); break;
+      case '}':
+      case ']':
+        if (need_indent) {
+          need_indent = false;
+        } else if (depth > 0) {
+          newline(--depth);
+        }
+        out.push_back(c);
+        break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
 }  // namespace cache

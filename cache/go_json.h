@@ -3,7 +3,8 @@
 // apiserver does: the same string escaping on output, and on input the same syntax
 // checks with the same error texts ("invalid character 'x' looking for beginning of
 // value", "unexpected end of JSON input"), so a broken token is rejected with upstream's
-// exact 400 message. Pure functions; safe from any thread.
+// exact 400 message; and json.Indent, for the Status bodies the apiserver writes with
+// json.MarshalIndent. Pure functions; safe from any thread.
 
 #include <optional>
 #include <string>
@@ -33,5 +34,11 @@ std::optional<GoJsonDocument> parseGoJson(std::string_view data, std::string& er
 // json.Marshal of a string: quotes plus Go's escaping (HTML-safe: <, >, & as \u003c...;
 // control characters; invalid UTF-8 as \ufffd; U+2028/U+2029 escaped).
 std::string goJsonString(std::string_view s);
+
+// json.Indent(dst, src, "", "  ") of valid JSON: each member or element on its own line
+// indented two spaces per level, `"key": value`, empty objects and arrays kept as {} and
+// [], whitespace outside strings dropped, no trailing newline. json.MarshalIndent(v, "",
+// "  ") is this applied to json.Marshal(v).
+std::string goJsonIndent(std::string_view json);
 
 }  // namespace cache

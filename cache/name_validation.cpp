@@ -6,7 +6,8 @@ namespace cache {
 
 namespace {
 
-// Limits and wording from apimachinery pkg/util/validation/validation.go.
+// Limits and wording from apimachinery pkg/api/validate/content (kube.go, dns.go,
+// errors.go), which labels.Parse uses since v0.37.
 constexpr size_t kQualifiedNameMaxLength = 63;
 constexpr size_t kLabelValueMaxLength = 63;
 constexpr size_t kDNS1123SubdomainMaxLength = 253;
@@ -52,9 +53,10 @@ bool matchesDNS1123Subdomain(std::string_view s) {
   }
 }
 
-std::string maxLenError(size_t n) { return "must be no more than " + std::to_string(n) + " characters"; }
+// content.MaxLenError. (validation.MaxLenError says "characters"; see the header.)
+std::string maxLenError(size_t n) { return "must be no more than " + std::to_string(n) + " bytes"; }
 
-// validation.RegexError with examples.
+// content.RegexError with examples.
 std::string regexError(std::string_view msg, std::string_view fmt, std::initializer_list<std::string_view> examples) {
   std::string out(msg);
   out.append(" (e.g. ");
@@ -85,7 +87,7 @@ std::vector<std::string> isQualifiedName(std::string_view value) {
   const size_t slash = value.find('/');
   if (slash != std::string_view::npos) {
     if (value.find('/', slash + 1) != std::string_view::npos) {
-      errs.push_back("a qualified name " +
+      errs.push_back("a valid label key " +
                      regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
                      " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
       return errs;

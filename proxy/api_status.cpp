@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "cache/go_json.h"
+
 namespace proxy {
 namespace {
 
@@ -54,7 +56,14 @@ std::string jsonQuote(const std::string& s) {
   return out;
 }
 
-HttpAnswer toHttpAnswer(const ApiStatus& status) {
+void encodeStatus(HttpAnswer& answer, StatusEncoding encoding) {
+  if (encoding != StatusEncoding::RawJson) return;
+  // WriteRawJSON: json.MarshalIndent of the same metav1.Status (the same members, Go's
+  // Marshal being what the serializer runs too), and no newline after it.
+  answer.body = cache::goJsonIndent(answer.body);
+}
+
+HttpAnswer toHttpAnswer(const ApiStatus& status, StatusEncoding encoding) {
   const ReasonInfo info = infoFor(status.reason);
   HttpAnswer answer;
   answer.code = info.code;
@@ -90,6 +99,7 @@ HttpAnswer toHttpAnswer(const ApiStatus& status) {
   body += fmt::format(R"(,"code":{}}})", info.code);
   body += "\n";
   answer.body = std::move(body);
+  encodeStatus(answer, encoding);
   return answer;
 }
 

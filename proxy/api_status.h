@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "proxy/status_negotiation.h"
+
 namespace proxy {
 
 // Mirrors apiserver StatusReasons the proxy can produce.
@@ -49,8 +51,14 @@ struct HttpAnswer {
   int retry_after_seconds = 0;  // sent as Retry-After when > 0
 };
 
-// The only Reason -> (code, Status JSON) mapping in the proxy.
-HttpAnswer toHttpAnswer(const ApiStatus& status);
+// The only Reason -> (code, Status JSON) mapping in the proxy. `encoding` comes from
+// statusEncodingFor(the request's Accept): the apiserver writes an error as raw indented
+// JSON when the client accepts no plain media type (status_negotiation.h).
+HttpAnswer toHttpAnswer(const ApiStatus& status, StatusEncoding encoding = StatusEncoding::Negotiated);
+
+// Re-encodes `answer`, whose body is a Status in the serializer's compact form (with
+// its trailing newline), for `encoding`. For Status bodies built elsewhere.
+void encodeStatus(HttpAnswer& answer, StatusEncoding encoding);
 
 // JSON string literal (with quotes) for `s`, escaped like Go's encoding/json
 // (including <, >, & as \u003c, \u003e, \u0026).

@@ -24,8 +24,10 @@
 #include "proxy/cached_list.h"
 #include "proxy/gzip_writer.h"
 #include "proxy/list_writer.h"
+#include "proxy/partial_object_metadata.h"
 #include "proxy/read_route.h"
 #include "proxy/read_status.h"
+#include "proxy/status_negotiation.h"
 #include "watch/cached_resource.h"
 #include "watch/upstream_health.h"
 
@@ -152,12 +154,14 @@ bool keepConnection(const DownstreamRequest& req, const CacheContext& ctx) {
   return req.keep_alive && req.parser.is_done() && !ctx.control.stopping;
 }
 
+// `may_gzip` is false for what the apiserver writes past its serializer (WriteRawJSON),
+// which never compresses.
 asio::awaitable<ForwardOutcome> writeWhole(DownstreamRequest& req, CacheContext& ctx, unsigned code, std::string body,
-                                           uint64_t rv, int retry_after_seconds = 0) {
+                                           uint64_t rv, int retry_after_seconds = 0, bool may_gzip = true) {
   const bool keep = keepConnection(req, ctx);
   HeaderList headers = answerHeaders(rv);
   if (retry_after_seconds > 0) headers.emplace_back("Retry-After", std::to_string(retry_after_seconds));
-  if (body.size() >= kGzipThresholdBytes && acceptsGzip(findHeader(req.headers, "Accept-Encoding"))) {
+  if (may_gzip && body.size() >= kGzipThresholdBytes && acceptsGzip(findHeader(req.headers, "Accept-Encoding"))) {
     std::string compressed;
     GzipWriter().write(body, compressed, true);
     body = std::move(compressed);
@@ -171,8 +175,10 @@ asio::awaitable<ForwardOutcome> writeWhole(DownstreamRequest& req, CacheContext&
 
 asio::awaitable<ForwardOutcome> writeStatus(DownstreamRequest& req, CacheContext& ctx, const ApiStatus& status,
                                             uint64_t rv) {
-  HttpAnswer answer = toHttpAnswer(status);
-  co_return co_await writeWhole(req, ctx, answer.code, std::move(answer.body), rv, answer.retry_after_seconds);
+  const StatusEncoding encoding = statusEncodingFor(findHeader(req.headers, "Accept"));
+  HttpAnswer answer = toHttpAnswer(status, encoding);
+  co_return co_await writeWhole(req, ctx, answer.code, std::move(answer.body), rv, answer.retry_after_seconds,
+                                encoding == StatusEncoding::Negotiated);
 }
 
 // Writes every byte of `slices` to the client with sendmsg, up to kMaxSlices buffers
@@ -325,7 +331,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
   if (route.format == ReadFormat::PartialObjectMetadataList) {
     envelope.kind = "PartialObjectMetadataList";
     envelope.api_version = "meta.k8s.io/v1";
-    form = ItemForm::PartialObjectMetadata;
+    form = resource.custom ? ItemForm::CustomPartialObjectMetadata : ItemForm::PartialObjectMetadata;
   } else {
     envelope.kind = resource.list_kind.empty() ? resource.kind + "List" : resource.list_kind;
     envelope.api_version = resource.apiVersion();
@@ -366,7 +372,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
   if (!object) co_return co_await writeStatus(req, ctx, notFoundStatus(resource, req.info.name), at);
   std::string body;
   if (route.format == ReadFormat::PartialObjectMetadata) {
-    body = partialObjectMetadata(*object);
+    body = partialObjectMetadata(*object, resource.custom);
   } else {
     body.reserve(object->json().size() + 1);
     body += object->json();

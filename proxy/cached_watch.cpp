@@ -19,6 +19,7 @@
 
 #include "proxy/cache_serving.h"
 #include "proxy/proxy_metrics.h"
+#include "proxy/status_negotiation.h"
 #include "proxy/watch_request.h"
 #include "watch/cache_watcher.h"
 #include "watch/cached_resource.h"
@@ -560,6 +561,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
   const std::string_view query = q == std::string::npos ? std::string_view() : std::string_view(req.target).substr(q + 1);
   auto planned = planWatch(query, info.namespace_, cached->resource(), ctx.options.watch_max_lifetime, randomUnit());
   if (auto* answer = std::get_if<HttpAnswer>(&planned)) {
+    encodeStatus(*answer, statusEncodingFor(findHeader(req.headers, "Accept")));
     const bool keep = req.keep_alive;
     co_await writeDownstream(req.stream, formatAnswer(*answer, keep), ctx.options.write_timeout);
     co_return ForwardOutcome{answer->code, keep, false};

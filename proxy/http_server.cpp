@@ -26,6 +26,7 @@
 #include "proxy/logging.h"
 #include "proxy/proxy_metrics.h"
 #include "proxy/query_params.h"
+#include "proxy/status_negotiation.h"
 #include "proxy/write_sync.h"
 #include "watch/upstream_health.h"
 #include "proxy/watch_limiter.h"
@@ -308,7 +309,7 @@ asio::awaitable<ForwardOutcome> ProxyServer::Impl::serveLocal(DownstreamRequest&
 asio::awaitable<ForwardOutcome> ProxyServer::Impl::answerStatus(DownstreamRequest& req, const ApiStatus& status) {
   // An unread request body would be parsed as the next request: close instead.
   const bool keep = req.keep_alive && req.parser.is_done() && !stopping;
-  const HttpAnswer answer = toHttpAnswer(status);
+  const HttpAnswer answer = toHttpAnswer(status, statusEncodingFor(findHeader(req.headers, "Accept")));
   co_await writeDownstream(req.stream, formatAnswer(answer, keep), options.write_timeout);
   co_return ForwardOutcome{answer.code, keep, false};
 }

@@ -5,11 +5,10 @@
 #include <fmt/format.h>
 
 #include "proxy/api_status.h"
+#include "proxy/partial_object_metadata.h"
 
 namespace proxy {
 namespace {
-
-constexpr std::string_view kPartialHead = R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
 
 size_t sizeWithoutTypeMeta(const cache::Object& object) {
   size_t size = object.json().size();
@@ -17,21 +16,11 @@ size_t sizeWithoutTypeMeta(const cache::Object& object) {
   return size;
 }
 
+bool isPartial(ItemForm form) {
+  return form == ItemForm::PartialObjectMetadata || form == ItemForm::CustomPartialObjectMetadata;
+}
+
 }  // namespace
-
-std::string_view storedMetadata(const cache::Object& object) {
-  // The extractor recorded where metadata lies; no parse per served object.
-  const cache::ByteRange metadata = object.layout().metadata;
-  if (metadata.empty()) return "{}";
-  return object.json().substr(metadata.begin, metadata.size());
-}
-
-std::string partialObjectMetadata(const cache::Object& object) {
-  std::string out(kPartialHead);
-  out += storedMetadata(object);
-  out += "}\n";
-  return out;
-}
 
 ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form)
     : items_(std::move(items)), form_(form) {
@@ -50,20 +39,35 @@ ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstShar
     if (envelope.remaining_item_count) {
       head_ += fmt::format(R"(,"remainingItemCount":{})", *envelope.remaining_item_count);
     }
-    head_ += R"(},"items":[)";
-    tail_ = "]}\n";
+    if (isPartial(form_) && items_.empty()) {
+      head_ += R"(},"items":)";
+      tail_ = "null}\n";
+    } else {
+      head_ += R"(},"items":[)";
+      tail_ = "]}\n";
+    }
   }
 
   total_size_ = head_.size() + tail_.size();
   if (!items_.empty()) total_size_ += items_.size() - 1;  // commas
-  if (form_ == ItemForm::PartialObjectMetadata) metadata_.reserve(items_.size());
-  for (const auto& item : items_) {
+  if (form_ == ItemForm::CustomPartialObjectMetadata) {
+    // Rewritten per request rather than kept from ingestion (partial_object_metadata.h):
+    // ~1-2 us per item on the calling io thread, so 0.1-0.2 s for 100,000 items.
+    rewritten_metadata_.reserve(items_.size());
+    for (const auto& item : items_) rewritten_metadata_.push_back(objectMetaInStructOrder(storedMetadata(*item)));
+    // Views once every string is in place: a short string's bytes live inside it.
+    metadata_.assign(rewritten_metadata_.begin(), rewritten_metadata_.end());
+  } else if (form_ == ItemForm::PartialObjectMetadata) {
+    metadata_.reserve(items_.size());
+    for (const auto& item : items_) metadata_.push_back(storedMetadata(*item));
+  }
+  for (size_t i = 0; i < items_.size(); ++i) {
     switch (form_) {
-      case ItemForm::AsStored: total_size_ += item->json().size(); break;
-      case ItemForm::WithoutTypeMeta: total_size_ += sizeWithoutTypeMeta(*item); break;
+      case ItemForm::AsStored: total_size_ += items_[i]->json().size(); break;
+      case ItemForm::WithoutTypeMeta: total_size_ += sizeWithoutTypeMeta(*items_[i]); break;
       case ItemForm::PartialObjectMetadata:
-        metadata_.push_back(storedMetadata(*item));
-        total_size_ += kPartialHead.size() + metadata_.back().size() + 1;
+      case ItemForm::CustomPartialObjectMetadata:
+        total_size_ += kPartialObjectMetadataHead.size() + metadata_[i].size() + 1;
         break;
     }
   }
@@ -74,7 +78,8 @@ void ListWriter::appendItem(std::string& out, const cache::Object& object, std::
     case ItemForm::AsStored: out += object.json(); break;
     case ItemForm::WithoutTypeMeta: object.appendWithoutTypeMeta(out); break;
     case ItemForm::PartialObjectMetadata:
-      out += kPartialHead;
+    case ItemForm::CustomPartialObjectMetadata:
+      out += kPartialObjectMetadataHead;
       out += metadata;
       out += '}';
       break;
@@ -97,7 +102,8 @@ void ListWriter::sliceItem(std::vector<std::string_view>& slices, const cache::O
       break;
     }
     case ItemForm::PartialObjectMetadata:
-      slices.push_back(kPartialHead);
+    case ItemForm::CustomPartialObjectMetadata:
+      slices.push_back(kPartialObjectMetadataHead);
       slices.push_back(metadata);
       slices.push_back("}");
       break;

@@ -8,6 +8,10 @@
 //   {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"12500",
 //    "continue":"...","remainingItemCount":3},"items":[...]}\n
 //
+// An empty PartialObjectMetadataList has "items":null: the apiserver builds it by
+// appending to a nil slice (asPartialObjectMetadataList), and the field has no
+// omitempty. Every other empty list has "items":[].
+//
 // Two ways to take the body: next() copies it into pieces (what the gzip stream
 // compresses); nextSlices() yields views of the stored bytes themselves, for a
 // gather write that copies nothing in user space (the writer holds the items, so the
@@ -27,9 +31,13 @@ namespace proxy {
 
 // How each stored object is written as a list item (L1, N4).
 enum class ItemForm {
-  AsStored,               // custom resources: kind/apiVersion included
-  WithoutTypeMeta,        // built-in types: kind/apiVersion dropped
-  PartialObjectMetadata,  // {"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{...}}
+  AsStored,         // custom resources: kind/apiVersion included
+  WithoutTypeMeta,  // built-in types: kind/apiVersion dropped
+  // {"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{...}}
+  // (partial_object_metadata.h): of a built-in type, the stored metadata bytes; of a
+  // custom resource, its metadata rewritten in ObjectMeta order.
+  PartialObjectMetadata,
+  CustomPartialObjectMetadata,
 };
 
 struct ListEnvelope {
@@ -43,14 +51,6 @@ struct ListEnvelope {
   // "continue", empty on the last page (kube-apiserver 1.37, docs/conformance.md).
   bool unstructured = false;
 };
-
-// The object's metadata member as stored (a view into object.json()), or "{}" when it
-// has none. Stored bytes come from the apiserver's encoder, so they equal what it
-// writes for PartialObjectMetadata.
-std::string_view storedMetadata(const cache::Object& object);
-
-// One object answered as PartialObjectMetadata (GET with the N4 Accept), with the newline.
-std::string partialObjectMetadata(const cache::Object& object);
 
 class ListWriter {
  public:
@@ -72,9 +72,15 @@ class ListWriter {
   void sliceItem(std::vector<std::string_view>& slices, const cache::Object& object, std::string_view metadata) const;
 
   std::string head_;
-  std::string tail_;
+  std::string tail_;  // "]}
+"; "null}
+" after `"items":` for an empty partial list; the
+                      // UnstructuredList's kind and metadata
   std::vector<cache::ObjectConstSharedPtr> items_;
-  std::vector<std::string_view> metadata_;  // PartialObjectMetadata: one per item
+  // CustomPartialObjectMetadata: each item's rewritten metadata, kept for the writer's
+  // life because nextSlices() hands out views of it.
+  std::vector<std::string> rewritten_metadata_;
+  std::vector<std::string_view> metadata_;  // either PartialObjectMetadata form: one per item
   ItemForm form_;
   size_t total_size_ = 0;
   size_t next_item_ = 0;

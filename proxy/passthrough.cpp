@@ -14,6 +14,7 @@
 #include "proxy/io_internal.h"
 #include "proxy/proxy_metrics.h"
 #include "proxy/read_route.h"
+#include "proxy/status_negotiation.h"
 #include "proxy/write_sync.h"
 #include "watch/cached_resource.h"
 #include "watch/upstream_health.h"
@@ -149,7 +150,7 @@ asio::awaitable<ForwardOutcome> answerFailure(DownstreamRequest& req, Upstream& 
   upstream.metrics().upstreamError(failure.kind);
   if (auto* health = upstream.health()) health->failed(failure.what());
   spdlog::warn("{} {}: {}", req.method, req.target, failure.what());
-  HttpAnswer answer = toHttpAnswer({failure.reason, failure.what()});
+  HttpAnswer answer = toHttpAnswer({failure.reason, failure.what()}, statusEncodingFor(findHeader(req.headers, "Accept")));
   const bool keep = req.keep_alive && req.parser.is_done();
   HeaderList headers = {{"Cache-Control", "no-cache, private"}, {"Content-Type", answer.content_type}, {kServedByHeader, "upstream"}};
   co_await writeDownstream(req.stream,
@@ -169,7 +170,7 @@ asio::awaitable<ForwardOutcome> answerUnavailable(DownstreamRequest& req, Upstre
                                                    health.downSeconds(), health.lastError())),
                    1};
   spdlog::debug("{} {}: {}", req.method, req.target, status.message);
-  HttpAnswer answer = toHttpAnswer(status);
+  HttpAnswer answer = toHttpAnswer(status, statusEncodingFor(findHeader(req.headers, "Accept")));
   const bool keep = req.keep_alive && req.parser.is_done();
   HeaderList headers = {{"Cache-Control", "no-cache, private"},
                         {"Content-Type", answer.content_type},
@@ -315,7 +316,8 @@ asio::awaitable<ForwardOutcome> refuseLargeBody(DownstreamRequest& req, const Se
   spdlog::debug("{} {} from {}: body larger than {} bytes", req.method, req.target, req.client_ip,
                 options.max_request_body_bytes);
   const HttpAnswer answer = toHttpAnswer(
-      {Reason::RequestEntityTooLarge, fmt::format("Request entity too large: limit is {}", options.max_request_body_bytes)});
+      {Reason::RequestEntityTooLarge, fmt::format("Request entity too large: limit is {}", options.max_request_body_bytes)},
+      statusEncodingFor(findHeader(req.headers, "Accept")));
   co_await writeDownstream(req.stream, formatAnswer(answer, false), options.write_timeout);
   error_code ec;
   req.stream.socket().shutdown(asio::socket_base::shutdown_send, ec);

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "cache/go_json.h"
+
 using namespace proxy;
 
 TEST_CASE("Upstream failures map to a 503 Status naming the problem (E1)") {
@@ -37,4 +39,79 @@ TEST_CASE("Retry-After appears in details and as a header value (E3)") {
 
 TEST_CASE("Messages are JSON-escaped like Go's encoder") {
   CHECK(jsonQuote("a\"b\\c\n<&>") == R"("a\"b\\c\n\u003c\u0026\u003e")");
+}
+
+TEST_CASE("A Status the client's Accept cannot negotiate is json.MarshalIndent output, without newline (E1)") {
+  HttpAnswer a = toHttpAnswer({Reason::BadRequest, "unable to parse requirement: found '<', expected: identifier"},
+                              StatusEncoding::RawJson);
+  CHECK(a.code == 400);
+  CHECK(a.content_type == "application/json");
+  CHECK(a.body ==
+        "{\n"
+        "  \"kind\": \"Status\",\n"
+        "  \"apiVersion\": \"v1\",\n"
+        "  \"metadata\": {},\n"
+        "  \"status\": \"Failure\",\n"
+        "  \"message\": \"unable to parse requirement: found '\\u003c', expected: identifier\",\n"
+        "  \"reason\": \"BadRequest\",\n"
+        "  \"code\": 400\n"
+        "}");
+
+  ApiStatus status{Reason::Invalid, "ListOptions.meta.k8s.io \"\" is invalid: x: Invalid value: \"a,b\": {x}"};
+  status.details_group = "meta.k8s.io";
+  status.details_kind = "ListOptions";
+  status.causes.push_back({"FieldValueInvalid", "Invalid value: \"a,b\": {x}", "x"});
+  status.causes.push_back({"FieldValueRequired", "Required value", "y"});
+  CHECK(toHttpAnswer(status, StatusEncoding::RawJson).body ==
+        "{\n"
+        "  \"kind\": \"Status\",\n"
+        "  \"apiVersion\": \"v1\",\n"
+        "  \"metadata\": {},\n"
+        "  \"status\": \"Failure\",\n"
+        "  \"message\": \"ListOptions.meta.k8s.io \\\"\\\" is invalid: x: Invalid value: \\\"a,b\\\": {x}\",\n"
+        "  \"reason\": \"Invalid\",\n"
+        "  \"details\": {\n"
+        "    \"group\": \"meta.k8s.io\",\n"
+        "    \"kind\": \"ListOptions\",\n"
+        "    \"causes\": [\n"
+        "      {\n"
+        "        \"reason\": \"FieldValueInvalid\",\n"
+        "        \"message\": \"Invalid value: \\\"a,b\\\": {x}\",\n"
+        "        \"field\": \"x\"\n"
+        "      },\n"
+        "      {\n"
+        "        \"reason\": \"FieldValueRequired\",\n"
+        "        \"message\": \"Required value\",\n"
+        "        \"field\": \"y\"\n"
+        "      }\n"
+        "    ]\n"
+        "  },\n"
+        "  \"code\": 422\n"
+        "}");
+}
+
+TEST_CASE("Raw JSON keeps the code and Retry-After; a negotiated Status is unchanged (E1, E3)") {
+  HttpAnswer raw = toHttpAnswer({Reason::Timeout, "Timeout: Too large resource version: 9, current: 8", 1},
+                                StatusEncoding::RawJson);
+  CHECK(raw.code == 504);
+  CHECK(raw.retry_after_seconds == 1);
+  CHECK(raw.body.find("  \"details\": {\n    \"retryAfterSeconds\": 1\n  },\n  \"code\": 504\n}") != std::string::npos);
+  CHECK(toHttpAnswer({Reason::NotFound, "x"}, StatusEncoding::Negotiated).body ==
+        toHttpAnswer({Reason::NotFound, "x"}).body);
+
+  HttpAnswer built_elsewhere{404, "application/json", R"({"kind":"Status","code":404})" "\n", 0};
+  encodeStatus(built_elsewhere, StatusEncoding::Negotiated);
+  CHECK(built_elsewhere.body == R"({"kind":"Status","code":404})" "\n");
+  encodeStatus(built_elsewhere, StatusEncoding::RawJson);
+  CHECK(built_elsewhere.body == "{\n  \"kind\": \"Status\",\n  \"code\": 404\n}");
+}
+
+TEST_CASE("goJsonIndent indents like encoding/json's Indent") {
+  CHECK(cache::goJsonIndent("{}") == "{}");
+  CHECK(cache::goJsonIndent("[]") == "[]");
+  CHECK(cache::goJsonIndent(R"({"a":[],"b":{},"c":[1,{"d":null}]})") ==
+        "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1,\n    {\n      \"d\": null\n    }\n  ]\n}");
+  // Punctuation and escapes inside strings are left alone; whitespace outside is dropped.
+  CHECK(cache::goJsonIndent(" { \"k\\\"{,:\" : \"[v]\\\\\" } \n") == "{\n  \"k\\\"{,:\": \"[v]\\\\\"\n}");
+  CHECK(cache::goJsonIndent("\"s\"") == "\"s\"");
 }

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include "cache/object_meta_parser.h"
+#include "proxy/partial_object_metadata.h"
 #include "tests/unit/cache/test_objects.h"
 
 using namespace proxy;
@@ -78,9 +80,51 @@ TEST_CASE("PartialObjectMetadataList items hold the stored metadata bytes (N4)")
         R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9"},"items":[{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"4","labels":{"app":"web"}}}]})"
         "\n");
   CHECK(writer.totalSize() == body.size());
-  CHECK(partialObjectMetadata(*makePod("ns", "b", 4)) ==
+  CHECK(partialObjectMetadata(*makePod("ns", "b", 4), false) ==
         R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"b","namespace":"ns","resourceVersion":"4","labels":{}}})"
         "\n");
+}
+
+TEST_CASE("An empty PartialObjectMetadataList has items null, however it is written (N4)") {
+  const std::string expected =
+      R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"276"},"items":null})"
+      "\n";
+  for (const ItemForm form : {ItemForm::PartialObjectMetadata, ItemForm::CustomPartialObjectMetadata}) {
+    CAPTURE(static_cast<int>(form));
+    ListEnvelope envelope{"PartialObjectMetadataList", "meta.k8s.io/v1", 276, "", std::nullopt};
+    ListWriter copied(envelope, {}, form);
+    CHECK(drain(copied, 1) == expected);
+    CHECK(copied.totalSize() == expected.size());
+    ListWriter sliced(envelope, {}, form);
+    std::vector<std::string_view> slices;
+    std::string body;
+    while (sliced.nextSlices(slices, 4)) {
+      for (const std::string_view s : slices) body += s;
+      slices.clear();
+    }
+    CHECK(body == expected);
+  }
+  // Whatever else the envelope carries.
+  ListWriter paged({"PartialObjectMetadataList", "meta.k8s.io/v1", 9, "tok", 0}, {}, ItemForm::PartialObjectMetadata);
+  CHECK(drain(paged, 1 << 20) ==
+        R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9","continue":"tok","remainingItemCount":0},"items":null})"
+        "\n");
+}
+
+TEST_CASE("Custom resources' PartialObjectMetadataList items carry metadata in ObjectMeta order (N4)") {
+  cache::ObjectMetaParser parser(cache::ParserOptions{});
+  auto widget = parser.parseObject(
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"creationTimestamp":"2025-01-02T03:04:05Z","generation":1,"labels":{"app":"web"},"name":"w","namespace":"ns","resourceVersion":"8","uid":"u"},"spec":{}})");
+  REQUIRE(widget.has_value());
+  const std::string item =
+      R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"w","namespace":"ns","uid":"u","resourceVersion":"8","generation":1,"creationTimestamp":"2025-01-02T03:04:05Z","labels":{"app":"web"}}})";
+  ListWriter writer({"PartialObjectMetadataList", "meta.k8s.io/v1", 9, "", std::nullopt}, {*widget, *widget},
+                    ItemForm::CustomPartialObjectMetadata);
+  const std::string body = drain(writer, 1 << 20);
+  CHECK(body == R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9"},"items":[)" +
+                    item + "," + item + "]}\n");
+  CHECK(writer.totalSize() == body.size());
+  CHECK(partialObjectMetadata(**widget, true) == item + "\n");
 }
 
 TEST_CASE("A large list is written in pieces that add up to the whole body") {
@@ -102,7 +146,8 @@ TEST_CASE("A large list is written in pieces that add up to the whole body") {
 TEST_CASE("Slices of the stored bytes add up to the same body as copied pieces, in every item form (L1, N4)") {
   std::vector<cache::ObjectConstSharedPtr> items;
   for (int i = 0; i < 300; ++i) items.push_back(makePod("ns", "pod-" + std::to_string(i), 100 + i, {{"app", "web"}}));
-  for (const ItemForm form : {ItemForm::AsStored, ItemForm::WithoutTypeMeta, ItemForm::PartialObjectMetadata}) {
+  for (const ItemForm form : {ItemForm::AsStored, ItemForm::WithoutTypeMeta, ItemForm::PartialObjectMetadata,
+                              ItemForm::CustomPartialObjectMetadata}) {
     for (const size_t max_slices : {size_t{1}, size_t{4}, size_t{7}, size_t{1024}}) {
       CAPTURE(static_cast<int>(form));
       CAPTURE(max_slices);
