@@ -72,10 +72,9 @@ class ListWriter {
   void sliceItem(std::vector<std::string_view>& slices, const cache::Object& object, std::string_view metadata) const;
 
   std::string head_;
-  std::string tail_;  // "]}
-"; "null}
-" after `"items":` for an empty partial list; the
-                      // UnstructuredList's kind and metadata
+  // "]}\n"; "null}\n" after `"items":` for an empty partial list; the UnstructuredList's
+  // kind and metadata after its items.
+  std::string tail_;
   std::vector<cache::ObjectConstSharedPtr> items_;
   // CustomPartialObjectMetadata: each item's rewritten metadata, kept for the writer's
   // life because nextSlices() hands out views of it.
