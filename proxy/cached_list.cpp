@@ -28,8 +28,10 @@ bool isNamespaceName(std::string_view s) {
 
 // The key range a LIST scans. Like the apiserver's registry (MatchesSingleNamespace), an
 // all-namespaces LIST whose field selector pins metadata.namespace scans only that
-// namespace, which decides whether a page has "more" (P6). Tokens stay relative to the
-// request's own prefix.
+// namespace, which decides whether a page has "more" (P6). The first page's token is then
+// relative to that namespace too ("/<name>\0"), as kube-apiserver 1.37 writes it; a
+// continue request is not narrowed (MatchesSingleNamespace ignores it), so its token
+// reads, and its next token is written, relative to the request's own prefix.
 std::string_view rangeNamespace(const cache::ListOptions& options, std::string_view ns) {
   if (!ns.empty()) return ns;
   const auto pinned = options.field_selector.requiredValue("metadata.namespace");
@@ -96,12 +98,6 @@ bool validPathSegmentName(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.find_first_of("/%") == std::string_view::npos;
 }
 
-// validation.ValidateNamespaceName: a DNS-1123 label.
-bool validNamespaceName(std::string_view ns) {
-  if (ns.empty() || ns.size() > 63 || ns.front() == '-' || ns.back() == '-') return false;
-  return std::all_of(ns.begin(), ns.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
-}
-
 // The registry's ListPredicate reads a single key, non-recursively, when the field
 // selector names one object (SelectionPredicate.MatchesSingle, no continue token) and the
 // key can be built: the namespace comes from the path, or from a metadata.namespace term
@@ -114,7 +110,7 @@ bool readsSingleKey(const cache::ListOptions& options, std::string_view ns, bool
   if (!name || !validPathSegmentName(*name)) return false;
   if (!namespaced || !ns.empty()) return true;
   const auto selected = options.field_selector.requiredValue("metadata.namespace");
-  return selected && validNamespaceName(*selected);
+  return selected && isNamespaceName(*selected);
 }
 
 }  // namespace
@@ -122,8 +118,9 @@ bool readsSingleKey(const cache::ListOptions& options, std::string_view ns, bool
 ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool namespaced) {
   ListPlan plan;
   cache::ListSemantics semantics = options.listSemantics();
+  const bool single_key = readsSingleKey(options, ns, namespaced);
   if (semantics == cache::ListSemantics::Exact && options.resource_version_match == cache::ResourceVersionMatch::Unset &&
-      readsSingleKey(options, ns, namespaced)) {
+      single_key) {
     semantics = cache::ListSemantics::NotOlderThan;
   }
   switch (semantics) {
@@ -147,6 +144,9 @@ ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool n
       break;
     case cache::ListSemantics::Latest: plan.read = ListPlan::Read::PassThrough; break;
   }
+  // One key holds one object at most: such a read never has more to page (no continue
+  // token, no remainingItemCount, whatever the limit).
+  if (single_key) plan.paginate = false;
   return plan;
 }
 
@@ -162,8 +162,9 @@ ListResult listSnapshot(const cache::Snapshot& snapshot, const cache::ListOption
   ListResult result;
   result.resource_version = snapshot.resourceVersion();
   if (page.has_more && !page.items.empty()) {
+    const std::string_view prefix_ns = options.continuation ? ns : rangeNamespace(options, ns);
     result.continue_token = cache::ContinueToken::encode(static_cast<int64_t>(result.resource_version),
-                                                         relativeKey(page.items.back()->key(), ns));
+                                                         relativeKey(page.items.back()->key(), prefix_ns));
     // P4: an estimate the apiserver gives only without selectors.
     if (!options.hasSelectors()) result.remaining_item_count = static_cast<int64_t>(page.remaining);
   }

@@ -48,7 +48,10 @@ Result<ObjectFilter> ObjectFilter::make(const ServedResource& res, const std::st
   if (f.fields_ && opts.continue_token.empty()) {
     std::string key_ns = ns;
     if (key_ns.empty()) {
-      if (auto want = f.fields_->requiredValue("metadata.namespace"); want && isDns1123Label(*want)) key_ns = *want;
+      if (auto want = f.fields_->requiredValue("metadata.namespace"); want && isDns1123Label(*want)) {
+        key_ns = *want;
+        f.narrowed_ = res.def.namespaced;
+      }
     }
     if (auto want = f.fields_->requiredValue("metadata.name"); want && objectKeyBuildable(res.def, key_ns, *want))
       f.single_name_ = *want;

@@ -28,11 +28,18 @@ class ObjectFilter {
   // (metadata.name= or ==) when no continue token is given and the object's key can be
   // built, so storage serves the LIST as a non-recursive GetList of that one key.
   const std::optional<std::string>& singleObjectName() const { return single_name_; }
+  // Store.ListPredicate's MatchesSingleNamespace: an all-namespaces LIST without a
+  // continue token that a valid metadata.namespace= selector puts in that namespace. Its
+  // storage key is the namespace's, so its continue token is relative to it ("/<name>\0"),
+  // while the continue request that brings it back is not narrowed and reads it relative
+  // to the all-namespaces key: the apiserver's own quirk, reproduced.
+  bool narrowedToNamespace() const { return narrowed_; }
 
  private:
   std::string scope_ns_;
   std::string name_;
   std::optional<std::string> single_name_;
+  bool narrowed_ = false;
   std::shared_ptr<const LabelSelector> labels_;
   std::shared_ptr<const FieldSelector> fields_;
   bool has_selectors_ = false;

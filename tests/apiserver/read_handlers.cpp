@@ -123,7 +123,7 @@ void ApiServer::handleList(const HttpRequest& req, const RequestInfo& info, cons
 
   auto snap = storage_.list(res, f.namespaceScope(), at_rv);
   if (!snap) return sendStatusError(req, out, expiredList());  // R8
-  Page page = paginate(*snap, res, f, info.ns.empty() && res.def.namespaced, start, limit);
+  Page page = paginate(*snap, res, f, info.ns.empty() && res.def.namespaced && !f.narrowedToNamespace(), start, limit);
 
   ListMetaOut meta;
   meta.resource_version = std::to_string(snap->rv);

@@ -80,6 +80,9 @@ TEST_CASE("R3: a legacy RV=N with a limit on a single named key is NotOlderThan,
         ListPlan::Read::Exact);
   CHECK(planList(options("resourceVersion=15&limit=2&resourceVersionMatch=Exact&fieldSelector=metadata.name%3Dx"), "a")
             .read == ListPlan::Read::Exact);
+  // One key, one object at most: never paged.
+  CHECK_FALSE(planList(options("limit=1&fieldSelector=metadata.name%3Dx"), "a").paginate);
+  CHECK(planList(options("limit=1&fieldSelector=metadata.name%3Dx"), "").paginate);
 }
 
 TEST_CASE("A continue token reads its snapshot from its start, relative to the list prefix (P2)") {
@@ -176,10 +179,15 @@ TEST_CASE("A field selector pinning metadata.namespace limits the scanned range,
   CHECK(r.continue_token.empty());
   auto one = options("limit=1&fieldSelector=metadata.namespace%3Da");
   auto first = listCurrent(f.store, one, "", planList(one, ""));
-  CHECK(first.continue_token == cache::ContinueToken::encode(20, "a/x"));  // relative to the all-namespaces prefix
+  // Relative to the narrowed prefix, as kube-apiserver 1.37 writes it ("/x\0")...
+  CHECK(first.continue_token == cache::ContinueToken::encode(20, "x"));
+  // ...while a continue request is not narrowed, so the apiserver reads that start
+  // relative to the all-namespaces prefix: "x\0" sorts after every key of namespace a and
+  // the next page is empty (a start that sorts before "a/" would restart the namespace).
+  // Quirk for quirk, as the real one answers (docs/conformance.md).
   auto next_opts = options("limit=1&fieldSelector=metadata.namespace%3Da&continue=" + first.continue_token);
   auto next = listSnapshot(**f.store.snapshotAt(20), next_opts, "", planList(next_opts, ""));
-  CHECK(keys(next) == Keys{"a/y"});
+  CHECK(keys(next).empty());
   CHECK(next.continue_token.empty());
 }
 
