@@ -81,6 +81,33 @@ class KubectlThroughProxyTest(unittest.TestCase):
         self.same("explain", "pods.spec.containers.ports")
         self.same("explain", "widgets.spec")
 
+    def test_watch_requests_answer_as_the_apiserver(self):
+        """Watch option handling the emulators once disagreed on (W1, W4, W9, E4): errors
+        byte for byte, and a stream's first event."""
+        import http.client
+        queries = ["watch=1&resourceVersion=abc", "watch=1&timeoutSeconds=abc", "watch=1&resourceVersion=-1",
+                   "watch=1&resourceVersionMatch=Exact&resourceVersion=5",
+                   "watch=1&sendInitialEvents=true&resourceVersion=abc&resourceVersionMatch=NotOlderThan",
+                   "watch=1&sendInitialEvents=true&timeoutSeconds=1",
+                   "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+                   "watch=1&allowWatchBookmarks=maybe&timeoutSeconds=1&resourceVersion=0",
+                   "watch=yes&timeoutSeconds=1&resourceVersion=0", "watch=1&labelSelector=a+b",
+                   "watch=1&fieldSelector=spec.unknown%3Dx"]
+        for q in queries:
+            path = "/api/v1/namespaces/default/pods?" + q
+            want = self.plane.request(path, headers={"User-Agent": "test"})
+            conn = http.client.HTTPConnection("127.0.0.1", self.proxy.port, timeout=30)
+            conn.request("GET", path, headers={"User-Agent": "test"})
+            r = conn.getresponse()
+            got = (r.status, r.read())
+            conn.close()
+            with self.subTest(query=q):
+                self.assertEqual(got[0], want.status)
+                if want.status != 200:
+                    self.assertEqual(got[1], want.body)
+                else:
+                    self.assertEqual(got[1].split(b"\n", 1)[0], want.body.split(b"\n", 1)[0])
+
     def test_apply_watch_wait_and_delete_through_the_proxy(self):
         manifest = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: default\n"
                     "data:\n  k: v1\n")
