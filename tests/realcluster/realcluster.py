@@ -117,6 +117,20 @@ class ControlPlane:
         return out
 
 
+def start_plane(case, prefix, class_level=False):
+    """A work folder, a Processes owner and a ControlPlane for a test (or, with
+    `class_level`, a TestCase class): cleanups stop every process by PID, then remove the
+    folder (etcd's data included)."""
+    import shutil
+    add_cleanup = case.addClassCleanup if class_level else case.addCleanup
+    case.workdir = tempfile.mkdtemp(prefix=prefix)
+    add_cleanup(shutil.rmtree, case.workdir, ignore_errors=True)
+    case.processes = harness.Processes()
+    add_cleanup(case.processes.stop_all)
+    case.plane = ControlPlane(case.processes, case.workdir)
+    return case.plane
+
+
 def start_proxy(processes, plane, *args, who="admin", tls=None):
     """The proxy in front of `plane` with `who`'s kubeconfig; waits until /readyz is 200
     (over HTTPS verified with the SSLContext `tls` when the proxy serves TLS)."""

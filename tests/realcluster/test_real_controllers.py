@@ -6,7 +6,6 @@ the test writes the Pods' status as a kubelet would).
 """
 import json
 import subprocess
-import tempfile
 import unittest
 
 import realcluster
@@ -26,10 +25,7 @@ DEPLOYMENT = {
 @realcluster.require_bin
 class ControllersThroughProxyTest(unittest.TestCase):
     def setUp(self):
-        self.processes = harness.Processes()
-        self.addCleanup(self.processes.stop_all)
-        self.workdir = tempfile.mkdtemp(prefix="controllers-real-")
-        self.plane = realcluster.ControlPlane(self.processes, self.workdir)
+        realcluster.start_plane(self, "controllers-real-")
 
     def start_component(self, argv):
         log = open("%s/%s.log" % (self.workdir, argv[0].rsplit("/", 1)[1]), "w")

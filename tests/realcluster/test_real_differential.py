@@ -11,7 +11,6 @@ test_read_differential.py for how answers taken at the server's RV of choice are
 import concurrent.futures
 import os
 import random
-import tempfile
 import threading
 import unittest
 
@@ -114,10 +113,7 @@ def build_universe(plane):
 @realcluster.require_bin
 class RealDifferentialTest(unittest.TestCase):
     def setUp(self):
-        self.processes = harness.Processes()
-        self.addCleanup(self.processes.stop_all)
-        self.workdir = tempfile.mkdtemp(prefix="differential-real-")
-        self.plane = realcluster.ControlPlane(self.processes, self.workdir)
+        realcluster.start_plane(self, "differential-real-")
 
     def test_proxy_answers_reads_like_the_real_apiserver_under_churn(self):
         total = int(os.environ.get("KCP_REAL_DIFF_REQUESTS", "10000"))

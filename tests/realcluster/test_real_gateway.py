@@ -6,7 +6,6 @@ Contract clauses: E1, E2 (Status bodies); docs/security.md rows "authentication"
 """
 import http.client
 import ssl
-import tempfile
 import unittest
 
 import realcluster
@@ -31,10 +30,7 @@ READS = [
 class GatewayAgainstRealRbacTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.processes = harness.Processes()
-        cls.addClassCleanup(cls.processes.stop_all)
-        cls.workdir = tempfile.mkdtemp(prefix="gateway-real-")
-        cls.plane = realcluster.ControlPlane(cls.processes, cls.workdir)
+        realcluster.start_plane(cls, "gateway-real-", class_level=True)
         pki = harness.make_pki(cls.workdir)
         cls.proxy_ssl = ssl.create_default_context(cafile=pki["ca"])
         cls.proxy = realcluster.start_proxy(
@@ -42,8 +38,7 @@ class GatewayAgainstRealRbacTest(unittest.TestCase):
             "--tls-private-key-file", pki["server_key"], "--cache", "pods,configmaps,namespaces,widgets.example.com",
             who="proxy", tls=cls.proxy_ssl)
 
-    def via_proxy(self, path, token):
-        conn = http.client.HTTPSConnection("127.0.0.1", self.proxy.port, context=self.proxy_ssl, timeout=30)
+    def get(self, conn, path, token):
         try:
             conn.request("GET", path, headers={"Authorization": "Bearer " + token, "Accept": "application/json"})
             r = conn.getresponse()
@@ -51,14 +46,12 @@ class GatewayAgainstRealRbacTest(unittest.TestCase):
         finally:
             conn.close()
 
+    def via_proxy(self, path, token):
+        return self.get(http.client.HTTPSConnection("127.0.0.1", self.proxy.port, context=self.proxy_ssl, timeout=30),
+                        path, token)
+
     def direct(self, path, token):
-        conn = self.plane.connection()
-        try:
-            conn.request("GET", path, headers={"Authorization": "Bearer " + token, "Accept": "application/json"})
-            r = conn.getresponse()
-            return r.status, r.read()
-        finally:
-            conn.close()
+        return self.get(self.plane.connection(), path, token)
 
     def test_refusals_are_byte_equal_and_allowed_reads_succeed(self):
         identities = dict(realcluster.TOKENS)

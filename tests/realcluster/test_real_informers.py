@@ -69,10 +69,7 @@ def churn(plane, namespace, count, rnd):
 @realcluster.require_bin
 class GoInformersThroughProxyTest(unittest.TestCase):
     def setUp(self):
-        self.processes = harness.Processes()
-        self.addCleanup(self.processes.stop_all)
-        self.workdir = tempfile.mkdtemp(prefix="informers-real-")
-        self.plane = realcluster.ControlPlane(self.processes, self.workdir)
+        realcluster.start_plane(self, "informers-real-")
 
     def wait_equal(self, informer, name, timeout=60):
         last = {}

@@ -5,7 +5,6 @@ Contract clauses: R1-R3 (reads), N1-N4 (negotiation: Table for kubectl get), S1-
 (selectors), W1 (watch).
 """
 import os
-import tempfile
 import time
 import unittest
 
@@ -21,10 +20,7 @@ CACHED = "pods,configmaps,namespaces,deployments.apps,widgets.example.com"
 class KubectlThroughProxyTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.processes = harness.Processes()
-        cls.addClassCleanup(cls.processes.stop_all)
-        cls.workdir = tempfile.mkdtemp(prefix="kubectl-real-")
-        cls.plane = realcluster.ControlPlane(cls.processes, cls.workdir)
+        realcluster.start_plane(cls, "kubectl-real-", class_level=True)
         cls.proxy = realcluster.start_proxy(cls.processes, cls.plane, "--cache", CACHED)
         cls.direct = Kubectl(cls.plane.kubeconfig("admin"), cls.workdir)
         cls.via = Kubectl(realcluster.proxy_kubeconfig(cls.workdir, cls.proxy.port), cls.workdir)

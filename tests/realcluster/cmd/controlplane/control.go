@@ -42,24 +42,10 @@ func (c *control) handler() http.Handler {
 		}
 		fmt.Fprintln(w, "restarted")
 	})
-	mux.HandleFunc("GET /revision", func(w http.ResponseWriter, r *http.Request) {
-		rev, err := c.revision(r.Context())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		fmt.Fprintln(w, rev)
-	})
+	mux.HandleFunc("GET /revision", answerRevision(c.revision))
 	// Compacts etcd at its current revision: every older resourceVersion is gone for
 	// reads that reach etcd (Exact LISTs, watches older than the watch cache's window).
-	mux.HandleFunc("POST /compact", func(w http.ResponseWriter, r *http.Request) {
-		rev, err := c.compact(r.Context())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		fmt.Fprintln(w, rev)
-	})
+	mux.HandleFunc("POST /compact", answerRevision(c.compact))
 	// Background churn like a real cluster's: N fake Nodes, each renewing its Lease every
 	// `interval` (default 10s, as kubelets do), and `events` Events written per second.
 	mux.HandleFunc("POST /churn", func(w http.ResponseWriter, r *http.Request) {
@@ -85,6 +71,18 @@ func (c *control) handler() http.Handler {
 		fmt.Fprintln(w, "stopped")
 	})
 	return mux
+}
+
+// answerRevision writes the etcd revision `f` returns, or its error as a 500.
+func answerRevision(f func(context.Context) (int64, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rev, err := f(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintln(w, rev)
+	}
 }
 
 func (c *control) etcd() (*clientv3.Client, error) {
