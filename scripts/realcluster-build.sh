@@ -9,7 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../tests/realcluster"
 
-command -v go >/dev/null || { echo "realcluster-build: no go on PATH (the machine provides Go 1.26)" >&2; exit 1; }
+# The machine's Go (1.26) lives in /usr/local/go; a non-interactive shell may not have it on PATH.
+command -v go >/dev/null || export PATH="/usr/local/go/bin:$PATH"
+command -v go >/dev/null || { echo "realcluster-build: no go (the machine provides Go 1.26 in /usr/local/go)" >&2; exit 1; }
 cache=${KCP_GO_CACHE:-$HOME/.cache/kube-cache-proxy}
 export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build" GOFLAGS=-mod=readonly GOTOOLCHAIN=local
 export CGO_ENABLED=0
