@@ -97,9 +97,40 @@ Page paginate(const Storage::Snapshot& snap, const ServedResource&, const Object
   return page;
 }
 
+namespace {
+
+// A custom resource's list is an UnstructuredList, which the apiserver encodes as one
+// map: top-level keys sorted, items always an array, and in metadata the keys the
+// versioner sets (UpdateList): continue always (empty on the last page),
+// remainingItemCount when known, resourceVersion.
+std::string renderUnstructuredList(const ServedResource& res, const std::vector<StoredObjectPtr>& items,
+                                   const ListMetaOut& meta, size_t reserve) {
+  std::string s;
+  s.reserve(reserve);
+  s += "{\"apiVersion\":";
+  s += jsonQuote(res.def.groupVersion());
+  s += ",\"items\":[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) s += ',';
+    items[i]->appendItem(s);  // the whole stored object, already a sorted map
+  }
+  s += "],\"kind\":";
+  s += jsonQuote(res.def.list_kind);
+  s += ",\"metadata\":{\"continue\":";
+  s += jsonQuote(meta.continue_token);
+  if (meta.remaining_item_count) s += ",\"remainingItemCount\":" + std::to_string(*meta.remaining_item_count);
+  s += ",\"resourceVersion\":";
+  s += jsonQuote(meta.resource_version);
+  s += "}}";
+  return s;
+}
+
+}  // namespace
+
 std::string renderList(const ServedResource& res, const std::vector<StoredObjectPtr>& items, const ListMetaOut& meta) {
   size_t total = 256;
   for (const auto& o : items) total += o->json.size() + 1;
+  if (!res.def.builtin) return renderUnstructuredList(res, items, meta, total);
   std::string s;
   s.reserve(total);
   s += "{\"kind\":";

@@ -57,7 +57,9 @@ struct Page {
 Page paginate(const Storage::Snapshot& snap, const ServedResource& res, const ObjectFilter& filter,
               bool all_namespaces, const std::string& start, int64_t limit);
 
-// The L1 list envelope around `items` (concatenated stored bytes).
+// The L1 list envelope around `items` (concatenated stored bytes): ListMeta in struct
+// order for a built-in type; for a custom resource the UnstructuredList map, keys
+// sorted, metadata.continue always present.
 std::string renderList(const ServedResource& res, const std::vector<StoredObjectPtr>& items, const ListMetaOut& meta);
 
 }  // namespace testapi

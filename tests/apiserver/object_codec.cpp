@@ -1,5 +1,7 @@
 #include "object_codec.h"
 
+#include "go_json.h"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -157,12 +159,17 @@ std::string toJson(const rapidjson::Value& v) {
 }
 
 std::string canonicalJson(const ServedResource& res, const rapidjson::Value& obj) {
+  if (!res.def.builtin) {
+    // The apiextensions server holds custom resources as unstructured maps, which
+    // encoding/json writes with sorted keys at every level, Go's string escaping and
+    // number forms.
+    std::string out;
+    appendUnstructuredJson(out, obj);
+    return out;
+  }
   rapidjson::StringBuffer sb;
   Writer w(sb);
-  if (res.def.builtin)
-    writeBuiltin(w, obj);
-  else
-    writeValue(w, obj, true);  // unstructured objects are Go maps: sorted keys at every level
+  writeBuiltin(w, obj);
   return {sb.GetString(), sb.GetSize()};
 }
 
@@ -189,7 +196,7 @@ StoredObjectPtr makeStored(const ServedResource& res, const rapidjson::Value& ob
 }
 
 void parseStored(const StoredObject& obj, rapidjson::Document& doc) {
-  doc.Parse(obj.json.data(), obj.json.size());
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(obj.json.data(), obj.json.size());
 }
 
 StoredObjectPtr withResourceVersion(const ServedResource& res, const StoredObject& obj, uint64_t rv) {

@@ -38,7 +38,9 @@ std::string storageKey(std::string_view ns, std::string_view name);
 std::string nowRfc3339();
 std::string newUid();
 
-// Serializes `obj` in apiserver key order for `res`.
+// Serializes `obj` in apiserver key order for `res`: Go struct order for a built-in
+// type; for a custom resource an unstructured map as encoding/json writes it (keys
+// sorted at every level, Go string escaping and number forms, appendUnstructuredJson).
 std::string canonicalJson(const ServedResource& res, const rapidjson::Value& obj);
 std::string toJson(const rapidjson::Value& v);
 

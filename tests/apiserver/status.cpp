@@ -135,7 +135,7 @@ std::string goJsonSyntaxError(std::string_view data, rapidjson::ParseErrorCode c
 }  // namespace
 
 std::optional<std::string> parseJsonLikeGo(std::string_view data, rapidjson::Document& doc) {
-  doc.Parse(data.data(), data.size());
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(data.data(), data.size());
   if (!doc.HasParseError()) return std::nullopt;
   return goJsonSyntaxError(data, doc.GetParseError(), doc.GetErrorOffset());
 }

@@ -150,8 +150,10 @@ void appendColumns(std::string& out, const std::vector<TableColumn>& columns) {
   out += ']';
 }
 
-// The full object as ConvertToVersion leaves it: kind and apiVersion first.
+// The full object as ConvertToVersion leaves it: kind and apiVersion first; a custom
+// resource is an Unstructured map, keys sorted.
 void appendFullObject(std::string& out, const ResourceDef& def, const rapidjson::Value& obj) {
+  if (!def.builtin) return appendUnstructuredJson(out, obj);
   out += "{\"kind\":" + jsonString(def.kind) + ",\"apiVersion\":" + jsonString(def.groupVersion());
   for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
     const std::string_view key(it->name.GetString(), it->name.GetStringLength());
@@ -194,7 +196,7 @@ Result<std::string> renderTable(const ResourceDef& def, const std::vector<std::s
   out += ",\"rows\":[";
   for (size_t i = 0; i < objects_json.size(); ++i) {
     rapidjson::Document doc;
-    doc.Parse(objects_json[i].data(), objects_json[i].size());
+    doc.Parse<rapidjson::kParseFullPrecisionFlag>(objects_json[i].data(), objects_json[i].size());
     if (doc.HasParseError() || !doc.IsObject()) doc.SetObject();
     const PrintedRow row = printer.print(doc, now);
     if (i) out += ',';

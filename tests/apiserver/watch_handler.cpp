@@ -42,8 +42,19 @@ class FrameEncoder {
 
   // W7: an empty object of the watched type carrying only the RV (and the W9 marker).
   std::string bookmark(uint64_t rv, bool initial_events_end) const {
-    std::string meta = "{\"resourceVersion\":\"" + std::to_string(rv) + "\"";
-    if (initial_events_end) meta += ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}";
+    const std::string rv_member = "\"resourceVersion\":\"" + std::to_string(rv) + "\"";
+    const std::string marker = "\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}";
+    // ObjectMeta's struct order (resourceVersion before annotations), except for a
+    // custom resource: the cacher's newFunc gives an Unstructured, a map whose keys
+    // encode sorted.
+    std::string meta = "{";
+    if (kind_ != OutputKind::PartialObjectMetadata && !res_.def.builtin) {
+      if (initial_events_end) meta += marker + ",";
+      meta += rv_member;
+    } else {
+      meta += rv_member;
+      if (initial_events_end) meta += "," + marker;
+    }
     meta += "}";
     std::string obj;
     if (kind_ == OutputKind::PartialObjectMetadata) {

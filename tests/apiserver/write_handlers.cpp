@@ -29,7 +29,7 @@ std::string randomSuffix() {
 }
 
 Result<bool> parseBody(const std::string& body, Doc& doc) {
-  doc.Parse(body.data(), body.size());
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(body.data(), body.size());
   if (doc.HasParseError())
     return badRequest("couldn't get version/kind; json parse error: invalid character looking for beginning of value");
   if (!doc.IsObject()) return badRequest("couldn't get version/kind; json parse error: expected an object");

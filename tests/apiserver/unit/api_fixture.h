@@ -87,6 +87,13 @@ struct Fixture {
     if (!body.empty()) req.headers["content-type"] = content_type;
     return req;
   }
+  // POSTs a Widget (example.com/v1, the catalog's custom resource) and returns the
+  // response body.
+  std::string widget(const std::string& body, const std::string& ns = "default") {
+    auto r = call("POST", "/apis/example.com/v1/namespaces/" + ns + "/widgets", body);
+    REQUIRE(r.status == 201);
+    return r.body;
+  }
   void configMap(const std::string& name, const std::string& labels = "{}") {
     auto r = call("POST", "/api/v1/namespaces/default/configmaps",
                   R"({"metadata":{"name":")" + name + R"(","labels":)" + labels + "}}");
