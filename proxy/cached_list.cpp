@@ -145,8 +145,9 @@ ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool n
     case cache::ListSemantics::Latest: plan.read = ListPlan::Read::PassThrough; break;
   }
   // One key holds one object at most: such a read never has more to page (no continue
-  // token, no remainingItemCount, whatever the limit).
-  if (single_key) plan.paginate = false;
+  // token, no remainingItemCount, whatever the limit). A continue token with RV=0 reads
+  // the rest in one page: the watch cache drops the limit for RV=0 (P5) even then.
+  if (single_key || (options.continuation && options.resource_version == "0")) plan.paginate = false;
   return plan;
 }
 

@@ -86,6 +86,9 @@ void ApiServer::handleList(const HttpRequest& req, const RequestInfo& info, cons
     auto& t = std::get<ContinueToken>(tok);
     start = t.start;
     if (t.rv > 0) at_rv = static_cast<uint64_t>(t.rv);  // rv -1: continue at the latest RV (P7)
+    // P5 holds with a token too: the watch cache continues from its start and RV, and
+    // computeListLimit drops the limit for RV=0 (kube-apiserver 1.37: the rest in one page).
+    if (opts.resource_version == "0") limit = 0;
     if (at_rv && *at_rv < storage_.compactedRv()) {
       // P7: the snapshot is gone; hand out a token that continues at the latest RV.
       ApiError e{410, "Expired",

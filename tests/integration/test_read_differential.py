@@ -251,8 +251,9 @@ class DifferentialRun:
         if token:
             # An rv -1 token (P7) continues at the latest RV: compare with the same token at
             # the RV the proxy answered at.
+            # RV=0 stays: with a token it still drops the limit (P5).
             query = [(k, with_token_rv(token, rv) if k == "continue" else v) for k, v in req.query
-                     if k not in ("resourceVersion", "resourceVersionMatch")]
+                     if k not in ("resourceVersion", "resourceVersionMatch") or (k, v) == ("resourceVersion", "0")]
         else:
             query = [(k, v) for k, v in req.query if k not in ("resourceVersion", "resourceVersionMatch")]
             if original_rv == "0":

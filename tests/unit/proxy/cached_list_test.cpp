@@ -83,6 +83,10 @@ TEST_CASE("R3: a legacy RV=N with a limit on a single named key is NotOlderThan,
   // One key, one object at most: never paged.
   CHECK_FALSE(planList(options("limit=1&fieldSelector=metadata.name%3Dx"), "a").paginate);
   CHECK(planList(options("limit=1&fieldSelector=metadata.name%3Dx"), "").paginate);
+  // P5 with a continue token: the rest in one page.
+  const std::string token = cache::ContinueToken::encode(20, "a/x");
+  CHECK_FALSE(planList(options("limit=1&resourceVersion=0&continue=" + token), "").paginate);
+  CHECK(planList(options("limit=1&continue=" + token), "").paginate);
 }
 
 TEST_CASE("A continue token reads its snapshot from its start, relative to the list prefix (P2)") {
