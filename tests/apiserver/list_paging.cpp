@@ -38,7 +38,9 @@ Result<ObjectFilter> ObjectFilter::make(const ServedResource& res, const std::st
       if (auto want = f.fields_->requiredValue("metadata.name"); want && *want != name)
         return badRequest("fieldSelector metadata.name doesn't match requested name");
     }
-    if (f.scope_ns_.empty() && res.def.namespaced)
+    // Not for a continue request: MatchesSingleNamespace ignores those, so the apiserver
+    // scans every namespace after the token's start, and "more" counts their keys (P6).
+    if (f.scope_ns_.empty() && res.def.namespaced && opts.continue_token.empty())
       if (auto want = f.fields_->requiredValue("metadata.namespace")) f.scope_ns_ = *want;
   }
   // Store.ListPredicate: without a continue token, a required metadata.namespace puts
