@@ -6,7 +6,8 @@ byte-equal (contract R1-R8, P1-P7, S1-S7, N1-N4, C1; see tests/integration/
 test_read_differential.py for how answers taken at the server's RV of choice are checked).
 
   KCP_REAL_DIFF_REQUESTS=N  requests (default 10000)
-  KCP_DIFF_SEED=N           replay one sequence
+  KCP_DIFF_SEED=N           replay one sequence (CTest pins one; by hand, leave it unset to
+                            explore new sequences)
 """
 import concurrent.futures
 import os
