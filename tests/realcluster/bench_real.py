@@ -12,7 +12,8 @@ Scenarios:
            the server's CPU per LIST (utime+stime from /proc), apiserver vs proxy
   rss      RSS per cached pod: the apiserver's and the proxy's RSS growth from an empty
            namespace to --pods pods (default 100,000)
-  fanout   --watchers watches (default 1,000) of one namespace's pods, 10 pods/s for 20 s:
+  fanout   --watchers watches (default 1,000) of one namespace's pods, --rate pods/s (10) for
+           --seconds (20):
            delivery p50/p99, server CPU per delivery and RSS per watcher, apiserver vs proxy
   clients  --clients client-go informer processes (default 50) on pods while pods churn
            (5/s for 60 s): the apiserver's CPU seconds and request count, clients talking
@@ -137,7 +138,7 @@ def bench_rss(processes, workdir, pods):
                                                    (after - before) / pods))
 
 
-def bench_fanout(processes, workdir, watchers):
+def bench_fanout(processes, workdir, watchers, rate, seconds):
     plane = realcluster.ControlPlane(processes, workdir)
     a = plane.request("/api/v1/namespaces", "POST", {"metadata": {"name": "bench"}})
     assert a.status == 201
@@ -147,7 +148,7 @@ def bench_fanout(processes, workdir, watchers):
                                   ("kube-cache-proxy", "http://127.0.0.1:%d" % proxy.port, "", proxy.pid)):
         rss0, cpu0 = rss_kib(pid), cpu_seconds(pid)
         out = subprocess.run([realcluster.tool("watchfanout"), "--url", url, "--token", token, "--watchers",
-                              str(watchers), "--rate", "10", "--seconds", "20", "--namespace", "bench",
+                              str(watchers), "--rate", str(rate), "--seconds", str(seconds), "--namespace", "bench",
                               "--create-kubeconfig", plane.kubeconfig("admin")],
                              capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stderr[-2000:]
@@ -220,6 +221,8 @@ def main():
     parser.add_argument("--pods", type=int, default=0)
     parser.add_argument("--watchers", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--rate", type=float, default=10, help="fanout: pods created per second")
+    parser.add_argument("--seconds", type=float, default=20, help="fanout: for how long")
     args = parser.parse_args()
     processes = harness.Processes()
     workdir = tempfile.mkdtemp(prefix="bench-real-")
@@ -229,7 +232,7 @@ def main():
         elif args.scenario == "rss":
             bench_rss(processes, workdir, args.pods or 100000)
         elif args.scenario == "fanout":
-            bench_fanout(processes, workdir, args.watchers)
+            bench_fanout(processes, workdir, args.watchers, args.rate, args.seconds)
         else:
             bench_clients(processes, workdir, args.clients)
     finally:

@@ -95,12 +95,12 @@ TEST_CASE("Waiters on another io thread are woken on their own thread") {
   std::atomic<int> fetches{0};
   Outcome first;
   std::vector<Outcome> waiters(8);
-  std::promise<void> leader_started;
   asio::post(a, [&] {
     asio::co_spawn(a, ask(flights, "token", gatedFetch(gate, fetches, "alice"), first), asio::detached);
-    leader_started.set_value();
   });
-  leader_started.get_future().wait();
+  // co_spawn only schedules the coroutine: wait until the leader's flight is registered
+  // (a slow sanitizer build once let a waiter on b get there first and lead instead).
+  while (flights.inFlight() == 0) std::this_thread::yield();
   std::promise<void> all_done;
   std::atomic<int> done{0};
   asio::post(b, [&] {
