@@ -103,16 +103,15 @@ func (c *control) revision(ctx context.Context) (int64, error) {
 }
 
 func (c *control) compact(ctx context.Context) (int64, error) {
+	rev, err := c.revision(ctx)
+	if err != nil {
+		return 0, err
+	}
 	cli, err := c.etcd()
 	if err != nil {
 		return 0, err
 	}
 	defer cli.Close()
-	resp, err := cli.Get(ctx, "compact_rev_key")
-	if err != nil {
-		return 0, err
-	}
-	rev := resp.Header.Revision
 	_, err = cli.Compact(ctx, rev, clientv3.WithCompactPhysical())
 	return rev, err
 }
