@@ -266,6 +266,10 @@ Reflector::Outcome Reflector::watchEnded(const WatchResult& result, const Stream
       return failureStatus(result.status, "", result.body);
     case WatchEnd::TransportError:
       log(LogLevel::Info, "watch failed: " + result.transport_error);
+      // A stream cut after it began (EOF, reset) is a close to client-go's StreamWatcher:
+      // re-watch at once. Backing off here let a few dropped watches (apiserver rolling,
+      // a load balancer's idle cut) grow the delay for the outage that may follow.
+      if (result.lines > 0 && stream.events > 0) return {Outcome::Then::Watch, false};
       return {Outcome::Then::Watch, true};
     case WatchEnd::Canceled:
     case WatchEnd::Stopped:

@@ -103,11 +103,19 @@ class InformerTruthTest(unittest.TestCase):
         post(base, "/control/churn?rate=200&seconds=1")
         harness.wait_for(lambda: len(truth()) >= 20, timeout=10, interval=0.05, message="first pods")
 
-        informer = InformerCheck(base, *informer_args)
+        # A 2 s backoff cap: five faults in a row would otherwise grow client-go's backoff to
+        # 13-26 s (K1.6, covered by the reflector's unit tests) and this test would time it.
+        informer = InformerCheck(base, "--backoff-cap-ms", "2000", *informer_args)
         self.addCleanup(informer.stop)
         if not informer.synced.wait(20):
             self.fail("informer-check did not sync; log:\n" + "".join(informer.log[-20:]))
         rv_before = int(counters(base)["resourceVersion"])
+        try:
+            self.fault_and_converge(base, informer, truth, truth_lists, rv_before, informer_args)
+        except AssertionError as e:
+            raise AssertionError("%s\ninformer-check log:\n%s" % (e, "".join(informer.log[-40:]))) from None
+
+    def fault_and_converge(self, base, informer, truth, truth_lists, rv_before, informer_args):
 
         def watching():
             return counters(base)["openWatches"].get("pods", 0) > 0

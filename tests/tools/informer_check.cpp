@@ -5,6 +5,7 @@
 //   informer-check --upstream http://127.0.0.1:PORT --path /api/v1/pods [--kind Pod --api-version v1]
 //                  [--no-watch-list]          (full states from paged LIST only)
 //                  [--history-max-age SECS]   (the store's history window by age; default 150)
+//                  [--backoff-cap-ms MS]      (the retry backoff's cap; default client-go's 30 s)
 //
 // Prints "synced" once the first full state is in the store, then answers each command
 // line on stdin with one JSON line (every answer also carries "rv" (store RV), "relists"
@@ -54,12 +55,13 @@ struct Args {
   std::string api_version = "v1";
   bool use_watch_list = true;
   std::chrono::seconds history_max_age{150};
+  std::chrono::milliseconds backoff_cap{30'000};
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "informer-check: " << why << "\n"
             << "usage: informer-check --upstream http://HOST:PORT --path /api/v1/pods [--kind Pod] "
-               "[--api-version v1] [--no-watch-list] [--history-max-age SECS]\n";
+               "[--api-version v1] [--no-watch-list] [--history-max-age SECS] [--backoff-cap-ms MS]\n";
   std::exit(2);
 }
 
@@ -78,6 +80,7 @@ Args parseArgs(int argc, char** argv) {
     else if (flag == "--kind") args.kind = value;
     else if (flag == "--api-version") args.api_version = value;
     else if (flag == "--history-max-age") args.history_max_age = std::chrono::seconds(std::stoll(value));
+    else if (flag == "--backoff-cap-ms") args.backoff_cap = std::chrono::milliseconds(std::stoll(value));
     else usage("unknown flag " + std::string(flag));
   }
   if (args.upstream.empty()) usage("--upstream is required");
@@ -252,6 +255,7 @@ int main(int argc, char** argv) {
   watch::ReflectorOptions options;
   options.name = args.path;
   options.use_watch_list = args.use_watch_list;
+  options.backoff.cap = args.backoff_cap;
   options.log = [](watch::LogLevel, std::string_view message) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
   };

@@ -250,6 +250,18 @@ TEST_CASE("Reflector re-watches from the last RV without relisting after a clean
   CHECK(calls[2].rv == 12);
 }
 
+TEST_CASE("Reflector re-watches at once when a stream that delivered events is cut (W6, client-go's EOF)") {
+  Harness h(false);
+  h.upstream.addList(ok(listBody({}, 10)));
+  h.upstream.addWatch(lines({event("ADDED", pod("a", 11)), bookmark(15)}, WatchEnd::TransportError));
+  h.start();
+  REQUIRE(h.upstream.waitForBlockedWatch(2));
+  CHECK(h.upstream.watchRequests().at(1).resource_version == "15");
+  CHECK(h.clock.sleeps().empty());
+  CHECK(h.stats().upstream_relists_total == 1);
+  CHECK(h.stats().upstream_backoffs_total == 0);
+}
+
 TEST_CASE("Reflector backs off after a very short watch that delivered nothing (W6)") {
   Harness h(false);
   h.upstream.addList(ok(listBody({}, 10)));
