@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "proxy/io_internal.h"
+#include "watch/freshness.h"
 #include "watch/informer_registry.h"
 
 namespace proxy::io {
@@ -31,11 +32,23 @@ struct CacheContext {
 asio::awaitable<std::optional<ForwardOutcome>> serveCachedRead(DownstreamRequest& req, CacheContext& ctx);
 asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamRequest& req, CacheContext& ctx);
 
-// C1 for reads with RV unset: true once the cache of `cached` is proven at least as new
-// as a quorum read taken now (an upstream `GET <collection>?limit=1` fence, then a
-// bounded wait for the store to reach its RV); false means "pass through".
-asio::awaitable<bool> awaitConsistency(CacheContext& ctx, const watch::CachedResource& cached,
-                                       const std::string& collection);
+// What a read or watch needs to be answered from the cache beyond the store's RV:
+// `arrived` set: a consistent read (C1), which needs a revision read after it arrived;
+// else a state at least as new as `min_rv` (RV=N, R3).
+struct FreshnessNeed {
+  std::optional<std::chrono::steady_clock::time_point> arrived;
+  uint64_t min_rv = 0;
+};
+// Proves the cache of `cached` fresh enough for `need` within namespace `ns` ("" = all),
+// sharing one upstream probe with every request waiting on the same scope
+// (proxy/freshness_probe.cpp); nullopt: the request passes through.
+asio::awaitable<std::optional<watch::Freshness>> proveFresh(CacheContext& ctx, const watch::CachedResource& cached,
+                                                            std::string_view ns, const std::string& collection,
+                                                            FreshnessNeed need);
+// True when a state read at `state_rv` is covered by `freshness`: at or past its
+// revision, or the very state it proved.
+bool freshEnough(uint64_t state_rv, const watch::Freshness& freshness);
+
 // "/api/v1/namespaces/ns/pods": the collection a request reads, without the name.
 std::string collectionPath(const RequestInfo& info, std::string_view ns);
 

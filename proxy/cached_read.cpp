@@ -7,13 +7,11 @@
 #include <climits>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
-#include <simdjson.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -42,107 +40,11 @@ using Clock = std::chrono::steady_clock;
 // upstream is down; otherwise the catch-up wait before such a read passes through.
 constexpr auto kResourceVersionWait = std::chrono::seconds(3);
 constexpr auto kResourceVersionCatchUp = std::chrono::milliseconds(50);
-// How long a consistent read waits for the cache to reach its fence before passing
-// through. Changes committed before the fence reach the proxy's watch within
-// milliseconds; a resource with no such changes reaches the fence only with the next
-// upstream bookmark (up to a minute), so a longer wait would only delay requests that
-// pass through anyway. The wait also ends once the cache has not moved for
-// kFenceQuietWait: nothing is in flight for it then.
-constexpr auto kFenceWait = std::chrono::milliseconds(250);
-constexpr auto kFenceQuietWait = std::chrono::milliseconds(100);
-constexpr auto kFenceTimeout = std::chrono::seconds(10);
-constexpr size_t kFenceMaxBody = 4 << 20;
 // Bytes compressed at a time when streaming a gzipped list.
 constexpr size_t kPieceBytes = 256 * 1024;
 // Buffers handed to one sendmsg when streaming a list as it is stored (the kernel's
 // limit; Asio's own gather writes stop at 64).
 constexpr size_t kMaxSlices = IOV_MAX;
-
-template <class F>
-auto onUpstream(UpstreamConnection& conn, F&& f) {
-  return std::visit(std::forward<F>(f), conn.stream);
-}
-
-std::optional<uint64_t> listResourceVersion(const std::string& body) {
-  simdjson::padded_string padded(body);
-  simdjson::ondemand::parser parser;
-  simdjson::ondemand::document doc;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return std::nullopt;
-  std::string_view rv;
-  if (doc["metadata"]["resourceVersion"].get_string().get(rv) != simdjson::SUCCESS) return std::nullopt;
-  const auto parsed = cache::ResourceVersion::parse(rv);
-  if (!parsed) return std::nullopt;
-  return parsed->value();
-}
-
-// C3: `GET <collection>?limit=1` with the proxy's own credentials. Its list RV is at
-// least the quorum revision when it was sent, so any answer from a cache state at or
-// after it satisfies C1. nullopt when the upstream did not answer 200.
-asio::awaitable<std::optional<uint64_t>> fenceRead(UpstreamPool& pool, const std::string& collection,
-                                                   const ServerOptions& options) {
-  Upstream& upstream = pool.upstream();
-  const HeaderList headers = filterRequestHeaders({{"Accept", "application/json"}, {"User-Agent", "kube-cache-proxy"}},
-                                                  {upstream.hostHeader(), upstream.bearerToken(), ""});
-  const std::string head = formatRequestHead("GET", upstream.options().path_prefix + collection + "?limit=1", headers,
-                                             BodyFraming::None, 0);
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    bool reused = false;
-    UpstreamConnectionPtr conn;
-    try {
-      conn = co_await pool.acquire(attempt == 0, reused);
-    } catch (const UpstreamFailure& failure) {
-      spdlog::debug("fence read for {}: {}", collection, failure.what());
-      if (auto* health = upstream.health()) health->failed(failure.what());
-      co_return std::nullopt;
-    }
-    error_code ec;
-    conn->tcp().expires_after(kFenceTimeout);
-    co_await onUpstream(*conn, [&](auto& s) { return asio::async_write(s, asio::buffer(head), redirect_error(use_awaitable, ec)); });
-    UpstreamParser rp;
-    rp.header_limit(static_cast<uint32_t>(options.max_header_bytes));
-    rp.body_limit(kFenceMaxBody);
-    if (!ec) {
-      co_await onUpstream(*conn, [&](auto& s) { return http::async_read_header(s, conn->buffer, rp, redirect_error(use_awaitable, ec)); });
-    }
-    if (ec) {
-      conn->close();
-      if (reused) continue;  // a pooled connection the upstream had closed
-      if (auto* health = upstream.health()) health->failed(upstream.reachError(ec.message()));
-      co_return std::nullopt;
-    }
-    if (auto* health = upstream.health()) health->answered();
-    std::string body;
-    std::vector<char> buf(16 * 1024);
-    while (!rp.is_done() && !ec) {
-      rp.setBodyBuffer(buf.data(), buf.size());
-      co_await onUpstream(*conn, [&](auto& s) { return http::async_read_some(s, conn->buffer, rp, redirect_error(use_awaitable, ec)); });
-      if (ec == http::error::need_buffer) ec = {};
-      body.append(buf.data(), rp.bodyUsed());
-    }
-    conn->tcp().expires_never();
-    if (ec) {
-      conn->close();
-      co_return std::nullopt;
-    }
-    if (rp.keep_alive()) {
-      pool.release(std::move(conn));
-    } else {
-      conn->close();
-    }
-    if (rp.status != 200) co_return std::nullopt;
-    co_return listResourceVersion(body);
-  }
-  co_return std::nullopt;
-}
-
-// Per io thread: the store RV at which a resource last missed its fence. While the
-// store stays there, a new fence (never older than the last one) would miss again, so
-// consistent reads pass through at once instead of paying a fence read and a wait.
-// Keyed by store address; a stale entry only costs a pass-through or a fence (both safe).
-std::unordered_map<const cache::ThreadSafeStore*, uint64_t>& fenceMisses() {
-  thread_local std::unordered_map<const cache::ThreadSafeStore*, uint64_t> misses;
-  return misses;
-}
 
 HeaderList answerHeaders(uint64_t rv) {
   return {{"Cache-Control", "no-cache, private"},
@@ -285,6 +187,35 @@ asio::awaitable<ForwardOutcome> writeList(DownstreamRequest& req, CacheContext& 
   co_return ForwardOutcome{200, keep, false};
 }
 
+// Whether a read that needs more than the store's RV can be answered from the cache.
+struct ReadFreshness {
+  enum class Verdict { Serve, PassThrough, TooLarge };
+  Verdict verdict = Verdict::Serve;
+  std::optional<watch::Freshness> proof;  // what the read's state must be covered by
+};
+
+asio::awaitable<ReadFreshness> freshForRead(CacheContext& ctx, const watch::CachedResource& cached,
+                                            std::string_view ns, const std::string& collection, FreshnessNeed need) {
+  const cache::ThreadSafeStore& store = cached.store();
+  if (!need.arrived && store.currentRV() >= need.min_rv) co_return ReadFreshness{};
+  const auto* health = ctx.pool.upstream().health();
+  if (health && !health->up()) {
+    // Nothing can pass through: a consistent read fails fast with the 503 (docs/routing.md,
+    // "Upstream outage"); an RV=N read keeps the apiserver's 3 s wait and 504 (R7).
+    if (need.arrived) co_return ReadFreshness{ReadFreshness::Verdict::PassThrough, std::nullopt};
+    if (co_await awaitResourceVersionOrPassThrough(ctx, store, need.min_rv) == ResourceVersionWait::Reached) {
+      co_return ReadFreshness{};
+    }
+    co_return ReadFreshness{ReadFreshness::Verdict::TooLarge, std::nullopt};
+  }
+  auto proof = co_await proveFresh(ctx, cached, ns, collection, need);
+  if (!proof) {
+    ctx.metrics.cachePassThrough(cached.resource().displayName(), "unproven");
+    co_return ReadFreshness{ReadFreshness::Verdict::PassThrough, std::nullopt};
+  }
+  co_return ReadFreshness{ReadFreshness::Verdict::Serve, proof};
+}
+
 asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req, CacheContext& ctx,
                                                          const watch::CachedResource& cached, const ReadRoute& route,
                                                          std::string_view raw_query) {
@@ -299,12 +230,41 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
   std::optional<ListResult> result;
   switch (plan.read) {
     case ListPlan::Read::PassThrough: co_return std::nullopt;
-    case ListPlan::Read::Consistent:
-      if (!co_await awaitConsistency(ctx, cached, collectionPath(req.info, ns))) co_return std::nullopt;
-      result = listCurrent(store, options, ns, plan);
-      break;
     case ListPlan::Read::Current: result = listCurrent(store, options, ns, plan); break;
-    case ListPlan::Read::NotOlderThan:
+    case ListPlan::Read::Consistent:
+    case ListPlan::Read::NotOlderThan: {
+      FreshnessNeed need;
+      if (plan.read == ListPlan::Read::Consistent) {
+        need.arrived = Clock::now();
+      } else {
+        need.min_rv = plan.rv;
+      }
+      const ReadFreshness fresh = co_await freshForRead(ctx, cached, ns, collectionPath(req.info, ns), need);
+      if (fresh.verdict == ReadFreshness::Verdict::PassThrough) co_return std::nullopt;
+      if (fresh.verdict == ReadFreshness::Verdict::TooLarge) {
+        co_return co_await writeStatus(req, ctx, tooLargeResourceVersionStatus(plan.rv, store.currentRV()),
+                                       store.currentRV());
+      }
+      result = listCurrent(store, options, ns, plan);
+      if (fresh.proof) {
+        // The store moved between the proof and this read to a state it does not cover.
+        if (!freshEnough(result->resource_version, *fresh.proof)) {
+          ctx.metrics.cachePassThrough(resource.displayName(), "raced");
+          co_return std::nullopt;
+        }
+        // The state is the upstream's at the proven revision: say so, as the apiserver's
+        // list RV would. A page of it would need a continue token at that revision, which
+        // the store cannot serve: such a read passes through.
+        if (result->resource_version < fresh.proof->revision) {
+          if (!result->continue_token.empty()) {
+            ctx.metrics.cachePassThrough(resource.displayName(), "paged-proof");
+            co_return std::nullopt;
+          }
+          result->resource_version = fresh.proof->revision;
+        }
+      }
+      break;
+    }
     case ListPlan::Read::Exact: {
       switch (co_await awaitResourceVersionOrPassThrough(ctx, store, plan.rv)) {
         case ResourceVersionWait::Reached: break;
@@ -312,10 +272,6 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
         case ResourceVersionWait::TooLarge:
           co_return co_await writeStatus(req, ctx, tooLargeResourceVersionStatus(plan.rv, store.currentRV()),
                                          store.currentRV());
-      }
-      if (plan.read == ListPlan::Read::NotOlderThan) {
-        result = listCurrent(store, options, ns, plan);
-        break;
       }
       auto snapshot = store.snapshotAt(plan.rv);
       // Outside the history window: the upstream may still serve it from etcd, and
@@ -351,24 +307,43 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
   const cache::ThreadSafeStore& store = cached.store();
   const std::string_view ns = storeNamespace(req.info, resource);
   const std::optional<std::string_view> rv_param = query.get("resourceVersion");
+  std::optional<FreshnessNeed> need;
   if (!rv_param || rv_param->empty()) {
     // RV unset is a quorum read upstream (R2): served only when proven fresh (C1).
-    if (!co_await awaitConsistency(ctx, cached, collectionPath(req.info, ns))) co_return std::nullopt;
+    need = FreshnessNeed{Clock::now(), 0};
   } else {
     const auto rv = cache::ResourceVersion::parse(*rv_param);
     if (!rv) co_return std::nullopt;  // R6: the upstream's own quirky answer
-    if (!rv->isZero()) {
-      switch (co_await awaitResourceVersionOrPassThrough(ctx, store, rv->value())) {
-        case ResourceVersionWait::Reached: break;
-        case ResourceVersionWait::PassThrough: co_return std::nullopt;
-        case ResourceVersionWait::TooLarge:
-          co_return co_await writeStatus(req, ctx, tooLargeResourceVersionStatus(rv->value(), store.currentRV()),
-                                         store.currentRV());
-      }
+    if (!rv->isZero()) need = FreshnessNeed{std::nullopt, rv->value()};
+  }
+  std::optional<watch::Freshness> proof;
+  if (need) {
+    const ReadFreshness fresh = co_await freshForRead(ctx, cached, ns, collectionPath(req.info, ns), *need);
+    if (fresh.verdict == ReadFreshness::Verdict::PassThrough) co_return std::nullopt;
+    if (fresh.verdict == ReadFreshness::Verdict::TooLarge) {
+      co_return co_await writeStatus(req, ctx, tooLargeResourceVersionStatus(need->min_rv, store.currentRV()),
+                                     store.currentRV());
+    }
+    proof = fresh.proof;
+  }
+  // An RV that did not move across the lookup names the state the object was read from.
+  uint64_t at = 0;
+  cache::ObjectConstSharedPtr object;
+  for (int attempt = 0;; ++attempt) {
+    at = store.currentRV();
+    object = store.get(cache::makeKey(ns, req.info.name));
+    if (store.currentRV() == at) break;
+    if (attempt == 3) {
+      if (proof) co_return std::nullopt;
+      break;
     }
   }
-  const uint64_t at = store.currentRV();
-  const cache::ObjectConstSharedPtr object = store.get(cache::makeKey(ns, req.info.name));
+  if (proof && !freshEnough(at, *proof)) {
+    ctx.metrics.cachePassThrough(resource.displayName(), "raced");
+    co_return std::nullopt;
+  }
+  // A proven state is the upstream's at the proven revision.
+  if (proof) at = std::max(at, proof->revision);
   if (!object) co_return co_await writeStatus(req, ctx, notFoundStatus(resource, req.info.name), at);
   std::string body;
   if (route.format == ReadFormat::PartialObjectMetadata) {
@@ -402,34 +377,6 @@ asio::awaitable<ResourceVersionWait> awaitResourceVersionOrPassThrough(CacheCont
   if (co_await awaitResourceVersion(store, rv, Clock::now() + wait)) co_return ResourceVersionWait::Reached;
   co_return upstream_down ? ResourceVersionWait::TooLarge : ResourceVersionWait::PassThrough;
 }
-
-asio::awaitable<bool> awaitConsistency(CacheContext& ctx, const watch::CachedResource& cached,
-                                       const std::string& collection) {
-  const cache::ThreadSafeStore& store = cached.store();
-  // While the upstream is down no fence can be read: the request passes through and fails
-  // fast with a 503 (docs/routing.md, "Upstream outage").
-  if (const auto* health = ctx.pool.upstream().health(); health && !health->up()) co_return false;
-  auto& misses = fenceMisses();
-  if (auto it = misses.find(&store); it != misses.end() && it->second == store.currentRV()) co_return false;
-  const std::optional<uint64_t> fence = co_await fenceRead(ctx.pool, collection, ctx.options);
-  if (!fence) co_return false;
-  const auto deadline = Clock::now() + kFenceWait;
-  while (true) {
-    const uint64_t before = store.currentRV();
-    if (co_await awaitResourceVersion(store, *fence, std::min(deadline, Clock::now() + kFenceQuietWait))) {
-      misses.erase(&store);
-      co_return true;
-    }
-    const uint64_t now_at = store.currentRV();
-    if (now_at == before || Clock::now() >= deadline) {
-      spdlog::debug("{}: cache at {} did not reach fence {}", collection, now_at, *fence);
-      if (misses.size() > 4096) misses.clear();
-      misses[&store] = now_at;
-      co_return false;
-    }
-  }
-}
-
 
 asio::awaitable<std::optional<ForwardOutcome>> serveCachedRead(DownstreamRequest& req, CacheContext& ctx) {
   if (req.method != "GET") co_return std::nullopt;  // HEAD and friends pass through

@@ -19,11 +19,13 @@
 
 #include "proxy/cache_serving.h"
 #include "proxy/proxy_metrics.h"
+#include "proxy/read_route.h"
 #include "proxy/status_negotiation.h"
 #include "proxy/watch_request.h"
 #include "watch/cache_watcher.h"
 #include "watch/cached_resource.h"
 #include "watch/event_encoder.h"
+#include "watch/upstream_health.h"
 #include "watch/watch_dispatcher.h"
 
 namespace proxy::io {
@@ -316,8 +318,10 @@ asio::awaitable<void> watchClient(DownstreamStream& stream, beast::flat_buffer& 
 }
 
 std::string watchResponseHead(bool keep_alive) {
-  // W2: exactly the apiserver's JSON watch content type, chunked, never compressed.
-  const HeaderList headers = {{"Cache-Control", "no-cache, private"}, {"Content-Type", "application/json"}};
+  // W2: exactly the apiserver's JSON watch content type, chunked, never compressed; the
+  // served-by header tells operators the stream is the cache's, as for cached reads.
+  const HeaderList headers = {
+      {"Cache-Control", "no-cache, private"}, {"Content-Type", "application/json"}, {kServedByHeader, "cache"}};
   return formatResponseHead(200, "", headers, BodyFraming::Chunked, 0, keep_alive);
 }
 
@@ -331,8 +335,11 @@ std::string replayFrame(const watch::WatchFilter& filter, const cache::WatchEven
   return watch::encodeEvent(delivery->type, event.object->json());
 }
 
-asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext& ctx,
-                                            std::shared_ptr<watch::CachedResource> cached, WatchPlan plan) {
+// nullopt, before anything is written, when the state the watch would start from is not
+// covered by `proof` (the store moved in between): the watch passes through.
+asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& req, CacheContext& ctx,
+                                                           std::shared_ptr<watch::CachedResource> cached,
+                                                           WatchPlan plan, std::optional<watch::Freshness> proof) {
   const ServerOptions& options = ctx.options;
   SessionControl& control = ctx.control;
   const std::string resource_name = cached->resource().displayName();
@@ -344,9 +351,9 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
   const bool keep = req.keep_alive && req.parser.is_done();
   ChunkWriter out(req.stream, options.write_timeout);  // head, initial state and replay
 
-  // W9 at RV=N: serveCachedWatch waited for the cache to reach N (or passed the watch
-  // through); still short of it, the watch gets one ERROR event (W5).
-  if (plan.wait_for_rv && store.currentRV() < *plan.wait_for_rv) {
+  // W9 at RV=N: serveCachedWatch proved the cache fresh enough, or (upstream down) waited
+  // for it to reach N; still short of it, the watch gets one ERROR event (W5).
+  if (!proof && plan.wait_for_rv && store.currentRV() < *plan.wait_for_rv) {
     if (!co_await awaitResourceVersion(store, *plan.wait_for_rv, Clock::now())) {
       co_await writeDownstream(req.stream, watchResponseHead(keep), options.write_timeout);
       out.add(watch::encodeErrorEvent(tooLargeResourceVersionStatus(*plan.wait_for_rv, store.currentRV())));
@@ -377,10 +384,19 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
   uint64_t last_rv = 0;
   switch (plan.start) {
     case WatchPlan::Start::Snapshot: {
-      auto start = dispatcher.registerWithSnapshot(watcher);
+      auto start = dispatcher.registerWithSnapshot(watcher, proof ? proof->revision : 0);
       registration = std::move(start.registration);
       snapshot = std::move(start.snapshot);
       last_rv = snapshot->resourceVersion();
+      if (proof) {
+        if (!freshEnough(last_rv, *proof)) {
+          ctx.metrics.cachePassThrough(resource_name, "raced");
+          co_return std::nullopt;
+        }
+        // The initial state is the upstream's at the proven revision: the
+        // initial-events-end bookmark says so, and nothing at or below it follows.
+        last_rv = std::max(last_rv, proof->revision);
+      }
       break;
     }
     case WatchPlan::Start::Resume: {
@@ -403,7 +419,8 @@ asio::awaitable<ForwardOutcome> streamWatch(DownstreamRequest& req, CacheContext
       break;
     }
     case WatchPlan::Start::Now: {
-      const uint64_t now_rv = store.currentRV();
+      // RV unset: the changes after a revision read when the request arrived (C1).
+      const uint64_t now_rv = std::max(store.currentRV(), proof ? proof->revision : 0);
       auto start = dispatcher.registerAfter(watcher, now_rv);
       registration = std::move(start.registration);
       last_rv = std::max(now_rv, start.replay_through);
@@ -567,16 +584,37 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
     co_return ForwardOutcome{answer->code, keep, false};
   }
   cached->markUsed();
-  // W9 at RV=N beyond the cache: a short catch-up, then the upstream answers (R7).
-  if (const auto& rv = std::get<WatchPlan>(planned).wait_for_rv; rv && cached->store().currentRV() < *rv &&
-      co_await awaitResourceVersionOrPassThrough(ctx, cached->store(), *rv) == ResourceVersionWait::PassThrough) {
-    co_return std::nullopt;
+  WatchPlan& plan = std::get<WatchPlan>(planned);
+  const cache::ThreadSafeStore& store = cached->store();
+  const std::string collection = collectionPath(info, info.namespace_);
+  std::optional<watch::Freshness> proof;
+  const auto* health = ctx.pool.upstream().health();
+  const bool upstream_down = health && !health->up();
+  if (plan.wait_for_rv && store.currentRV() < *plan.wait_for_rv) {
+    // W9 at RV=N beyond the cache: a state proven at N or later, else the upstream
+    // answers (R7); while it is down, the apiserver's own wait and ERROR event.
+    if (upstream_down) {
+      if (co_await awaitResourceVersionOrPassThrough(ctx, store, *plan.wait_for_rv) ==
+          ResourceVersionWait::PassThrough) {
+        co_return std::nullopt;
+      }
+    } else {
+      proof = co_await proveFresh(ctx, *cached, info.namespace_, collection, FreshnessNeed{std::nullopt, *plan.wait_for_rv});
+      if (!proof) {
+        ctx.metrics.cachePassThrough(cached->resource().displayName(), "unproven");
+        co_return std::nullopt;
+      }
+    }
+  } else if (plan.consistent) {
+    // RV unset (W4, W9): the stream starts at a state at least as new as a revision read
+    // after the request arrived (C1).
+    proof = co_await proveFresh(ctx, *cached, info.namespace_, collection, FreshnessNeed{Clock::now(), 0});
+    if (!proof) {
+      ctx.metrics.cachePassThrough(cached->resource().displayName(), "unproven");
+      co_return std::nullopt;
+    }
   }
-  if (std::get<WatchPlan>(planned).consistent &&
-      !co_await awaitConsistency(ctx, *cached, collectionPath(info, info.namespace_))) {
-    co_return std::nullopt;
-  }
-  co_return co_await streamWatch(req, ctx, std::move(cached), std::move(std::get<WatchPlan>(planned)));
+  co_return co_await streamWatch(req, ctx, std::move(cached), std::move(plan), proof);
 }
 
 }  // namespace proxy::io

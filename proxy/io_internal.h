@@ -363,7 +363,8 @@ struct UpstreamReply {
 };
 asio::awaitable<UpstreamReply> callUpstream(UpstreamPool& pool, const std::string& method, const std::string& path,
                                             const std::string& body, std::chrono::milliseconds timeout,
-                                            size_t max_body, const ServerOptions& options);
+                                            size_t max_body, const ServerOptions& options,
+                                            const std::string& accept = "application/json");
 
 // A complete response carrying a Status body (or plain text), ready to write.
 std::string formatAnswer(const HttpAnswer& answer, bool keep_alive);

@@ -100,6 +100,23 @@ struct ProxyMetrics::Impl {
           .Name("kube_cache_proxy_write_sync_wait_seconds")
           .Help("Time a held write answer waited for the cache to show the write.")
           .Register(registry);
+  prometheus::Family<prometheus::Counter>& freshness_probes =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_freshness_probes_total")
+          .Help("Freshness probes, by resource and outcome: fence (the store reached the upstream's revision), "
+                "metadata (the store matched a consistent metadata list), unproven (the requests passed through), "
+                "shared (a request answered by another's probe).")
+          .Register(registry);
+  prometheus::Family<prometheus::Histogram>& freshness_probe_seconds =
+      prometheus::BuildHistogram()
+          .Name("kube_cache_proxy_freshness_probe_seconds")
+          .Help("Time from a freshness probe's upstream request to its answer.")
+          .Register(registry);
+  prometheus::Family<prometheus::Counter>& cache_misses =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_cache_passthrough_total")
+          .Help("Cacheable reads and watches that passed through, by resource and reason.")
+          .Register(registry);
   MetricsCollector collector;
 };
 
@@ -188,6 +205,18 @@ void ProxyMetrics::gatewayDecision(std::string_view review, std::string_view sou
 void ProxyMetrics::writeSyncWaited(std::string_view resource, double seconds, bool shown) {
   impl_->write_sync_held.Add({{"resource", std::string(resource)}, {"outcome", shown ? "shown" : "timeout"}}).Increment();
   impl_->write_sync_wait.Add({{"resource", std::string(resource)}}, kWriteSyncBuckets).Observe(seconds);
+}
+void ProxyMetrics::freshnessProbe(std::string_view resource, std::string_view outcome,
+                                  std::chrono::steady_clock::duration took) {
+  impl_->freshness_probes.Add({{"resource", std::string(resource)}, {"outcome", std::string(outcome)}}).Increment();
+  impl_->freshness_probe_seconds.Add({{"resource", std::string(resource)}}, kWriteSyncBuckets)
+      .Observe(std::chrono::duration<double>(took).count());
+}
+void ProxyMetrics::freshnessProbeShared(std::string_view resource) {
+  impl_->freshness_probes.Add({{"resource", std::string(resource)}, {"outcome", "shared"}}).Increment();
+}
+void ProxyMetrics::cachePassThrough(std::string_view resource, std::string_view reason) {
+  impl_->cache_misses.Add({{"resource", std::string(resource)}, {"reason", std::string(reason)}}).Increment();
 }
 void ProxyMetrics::writeSyncSkipped(std::string_view resource) {
   impl_->write_sync_held.Add({{"resource", std::string(resource)}, {"outcome", "skipped"}}).Increment();

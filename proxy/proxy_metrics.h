@@ -27,9 +27,16 @@
 //       held for read-your-writes; outcome shown, timeout or skipped (nothing to wait for)
 //   kube_cache_proxy_write_sync_wait_seconds{resource}                 histogram: how long a
 //       held write answer waited for the cache
+//   kube_cache_proxy_freshness_probes_total{resource,outcome}         counter: probes
+//       proving the cache fresh for reads newer than its RV (fence, metadata, unproven,
+//       shared)
+//   kube_cache_proxy_freshness_probe_seconds{resource}                 histogram
+//   kube_cache_proxy_cache_passthrough_total{resource,reason}          counter: cacheable
+//       reads and watches that passed through, by reason
 //   plus whatever the collector set with setCollector() reports at each scrape (the
 //   per-resource cache metrics, which cmd gathers from the informer manager).
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -94,6 +101,12 @@ class ProxyMetrics {
   void gatewayDecision(std::string_view review, std::string_view source, std::string_view outcome);
   // A write answer held for read-your-writes: waited `seconds`; `shown` false = timed out.
   void writeSyncWaited(std::string_view resource, double seconds, bool shown);
+  // A freshness probe (proxy/freshness_probe.cpp) and its outcome; a request that used
+  // another request's probe.
+  void freshnessProbe(std::string_view resource, std::string_view outcome, std::chrono::steady_clock::duration took);
+  void freshnessProbeShared(std::string_view resource);
+  // A read or watch the cache could serve that passed through, and why.
+  void cachePassThrough(std::string_view resource, std::string_view reason);
   // A write answer that named nothing to wait for (a Status from eviction, ...).
   void writeSyncSkipped(std::string_view resource);
 

@@ -182,9 +182,9 @@ namespace proxy::io {
 
 asio::awaitable<UpstreamReply> callUpstream(UpstreamPool& pool, const std::string& method, const std::string& path,
                                             const std::string& body, std::chrono::milliseconds timeout,
-                                            size_t max_body, const ServerOptions& options) {
+                                            size_t max_body, const ServerOptions& options, const std::string& accept) {
   Upstream& upstream = pool.upstream();
-  HeaderList fields = {{"Accept", "application/json"}, {"User-Agent", "kube-cache-proxy"}};
+  HeaderList fields = {{"Accept", accept}, {"User-Agent", "kube-cache-proxy"}};
   if (!body.empty()) fields.emplace_back("Content-Type", "application/json");
   const HeaderList headers = filterRequestHeaders(fields, {upstream.hostHeader(), upstream.bearerToken(), ""});
   const std::string request =

@@ -17,6 +17,8 @@
 namespace watch {
 
 class WatchDispatcher;
+class FreshnessProofs;
+class ProbeFlights;
 
 class CachedResource {
  public:
@@ -34,6 +36,9 @@ class CachedResource {
   virtual WatchDispatcher& dispatcher() = 0;
   // Records downstream interest (resets the idle timer).
   virtual void markUsed() = 0;
+  // Freshness beyond the store's RV, and the probes that prove it (watch/freshness.h).
+  virtual FreshnessProofs& freshness() const = 0;
+  virtual ProbeFlights& probes() const = 0;
 };
 
 }  // namespace watch

@@ -20,6 +20,7 @@
 #include "cache/object_meta_parser.h"
 #include "cache/thread_safe_store.h"
 #include "watch/cached_resource.h"
+#include "watch/freshness.h"
 #include "watch/clock.h"
 #include "watch/lister_watcher.h"
 #include "watch/reflector.h"
@@ -78,6 +79,8 @@ class Informer final : public CachedResource {
   const cache::ThreadSafeStore& store() const override { return store_; }
   bool hasSynced() const override { return reflector_->hasSynced(); }
   WatchDispatcher& dispatcher() override { return dispatcher_; }
+  FreshnessProofs& freshness() const override { return freshness_; }
+  ProbeFlights& probes() const override { return probes_; }
   void markUsed() override;
 
   // The upstream answered 403 Forbidden to a list or watch of this collection: the
@@ -113,6 +116,9 @@ class Informer final : public CachedResource {
   cache::ThreadSafeStore store_;
   cache::ObjectMetaParser parser_;
   WatchDispatcher dispatcher_;
+  // Thread-safe bookkeeping that readers update (const access from the serving side).
+  mutable FreshnessProofs freshness_;
+  mutable ProbeFlights probes_;
   StoreAdapter adapter_;
   std::unique_ptr<ListerWatcher> lister_watcher_;  // ObservedListerWatcher around the upstream's
   std::unique_ptr<ResourceState> state_;  // null when state_dir is off

@@ -98,7 +98,8 @@ void WatchDispatcher::remove(CacheWatcher* watcher) {
   removeLocked(watcher);
 }
 
-WatchDispatcher::SnapshotStart WatchDispatcher::registerWithSnapshot(std::shared_ptr<CacheWatcher> watcher) {
+WatchDispatcher::SnapshotStart WatchDispatcher::registerWithSnapshot(std::shared_ptr<CacheWatcher> watcher,
+                                                                     uint64_t skip_through) {
   SnapshotStart start;
   start.registration = std::make_unique<Registration>(*this, watcher);
   std::lock_guard lock(mu_);
@@ -106,7 +107,8 @@ WatchDispatcher::SnapshotStart WatchDispatcher::registerWithSnapshot(std::shared
   // The snapshot may be ahead of dispatch (the store is written first): the events it
   // already contains are skipped when they arrive.
   start.snapshot = store_.snapshot();
-  watcher->skip_through = std::max(start.snapshot->resourceVersion(), last_rv_.load(std::memory_order_relaxed));
+  watcher->skip_through =
+      std::max({start.snapshot->resourceVersion(), last_rv_.load(std::memory_order_relaxed), skip_through});
   addLocked(std::move(watcher));
   return start;
 }

@@ -77,8 +77,10 @@ class WatchDispatcher {
     cache::SnapshotConstSharedPtr snapshot;  // the initial state; live events follow it
   };
   // Registers `watcher` and takes the current state in one step: the watcher receives
-  // exactly the events after the snapshot (W4 RV unset/0, W9).
-  SnapshotStart registerWithSnapshot(std::shared_ptr<CacheWatcher> watcher);
+  // exactly the events after the snapshot (W4 RV unset/0, W9), and none at or below
+  // `skip_through` (the revision a freshness proof showed the snapshot's state to be at:
+  // what still arrives below it can only be objects created and deleted again).
+  SnapshotStart registerWithSnapshot(std::shared_ptr<CacheWatcher> watcher, uint64_t skip_through = 0);
 
   struct ResumeStart {
     RegistrationPtr registration;

@@ -1,0 +1,206 @@
+"""Freshness for idle resources (issue #15): reads and watches that need a newer revision
+than the cache's own RV are answered from memory once a shared probe proves the cache
+fresh, never with older data than the request allows.
+
+The upstream sends bookmarks once a minute (kube-apiserver's rate), so the cached
+configmaps' RV does not move while only secrets are written: every request below carries
+a revision the configmaps' store has never seen. Contract clauses: C1 (RV unset reads are
+consistent), R3 (NotOlderThan), R7 (an RV the cache has not reached), W4 (RV unset watch:
+current state, then changes), W9 (watch-list and its initial-events-end bookmark).
+"""
+import http.client
+import json
+import re
+import threading
+import unittest
+
+import clients
+import harness
+
+NS = "fresh"
+CMS = "/api/v1/namespaces/%s/configmaps" % NS
+PROBES = re.compile(r'^kube_cache_proxy_freshness_probes_total\{([^}]*)\} (\S+)$')
+
+
+def counters(base):
+    status, body = clients.request(base + "/control/counters")
+    assert status == 200, body
+    return json.loads(body)
+
+
+class Connection:
+    def __init__(self, port):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def call(self, method, path, body=None):
+        headers = {"Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        self.conn.request(method, path, body=data, headers=headers)
+        r = self.conn.getresponse()
+        return r.status, dict(r.getheaders()), r.read()
+
+    def close(self):
+        self.conn.close()
+
+
+class Watch:
+    """One raw watch; events are read on a thread into `events`."""
+
+    def __init__(self, port, path):
+        self.events = []
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.conn.request("GET", path, headers={"Accept": "application/json"})
+        self.response = self.conn.getresponse()
+        self.served_by = self.response.getheader("X-Kube-Cache-Proxy", "")
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        try:
+            while True:
+                line = self.response.readline()
+                if not line:
+                    return
+                if line.strip():
+                    self.events.append(json.loads(line))
+        except Exception:  # noqa: BLE001 - closed under the reader by close()
+            return
+
+    def close(self):
+        try:
+            self.conn.sock.shutdown(2)
+        except OSError:
+            pass
+        self.conn.close()
+
+
+class FreshnessTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.processes = harness.Processes()
+        cls.addClassCleanup(cls.processes.stop_all)
+        cls.api = clients.start_apiserver(cls.processes, "--enable-control", "--bookmark-interval", "60")
+        cls.base = "http://%s:%d" % (cls.api.host, cls.api.port)
+        clients.ensure_namespace(cls.base, NS)
+        for i in range(3):
+            status, body = clients.request(cls.base + CMS, "POST",
+                                           json.dumps({"metadata": {"name": "cm-%d" % i}, "data": {"v": "0"}}).encode())
+            assert status == 201, body
+        cls.proxy = cls.processes.proxy(cls.base, "--cache", "configmaps,secrets", "--cache-on-demand=false")
+        harness.wait_for(lambda: harness.http_get(cls.proxy.host, cls.proxy.port, "/readyz")[0] == 200, timeout=30,
+                         message="/readyz 200")
+
+    def setUp(self):
+        self.c = Connection(self.proxy.port)
+        self.addCleanup(self.c.close)
+
+    def write_secret(self):
+        """A write elsewhere in the cluster: returns the revision it got."""
+        status, body = clients.request(self.base + "/api/v1/namespaces/%s/secrets" % NS, "POST",
+                                       json.dumps({"metadata": {"generateName": "s-"}}).encode())
+        self.assertEqual(status, 201, body)
+        return int(json.loads(body)["metadata"]["resourceVersion"])
+
+    def upstream_names(self):
+        status, body = clients.request(self.base + CMS)
+        self.assertEqual(status, 200, body)
+        return sorted(i["metadata"]["name"] for i in json.loads(body)["items"])
+
+    def probes(self):
+        status, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/metrics")
+        self.assertEqual(status, 200)
+        out = {}
+        for line in body.decode().splitlines():
+            m = PROBES.match(line)
+            if m:
+                labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+                if labels["resource"] == "configmaps":
+                    out[labels["outcome"]] = float(m.group(2))
+        return out
+
+    def test_reads_at_another_resources_revision_come_from_memory(self):
+        """R3/R7/C1: GET and LIST at a secret write's RV, and RV-unset, of idle configmaps."""
+        want = self.upstream_names()
+        for _ in range(10):
+            n = self.write_secret()
+            for path in ("%s/cm-1?resourceVersion=%d" % (CMS, n),
+                         "%s?resourceVersion=%d" % (CMS, n),
+                         "%s?resourceVersion=%d&resourceVersionMatch=NotOlderThan" % (CMS, n),
+                         "%s/cm-1" % CMS,
+                         CMS):
+                status, headers, body = self.c.call("GET", path)
+                self.assertEqual(status, 200, (path, body))
+                self.assertTrue(headers.get("X-Kube-Cache-Proxy", "").startswith("cache"), (path, headers))
+                doc = json.loads(body)
+                if "items" in doc:
+                    # The list says it is at least as new as the revision asked for (R3, C1).
+                    self.assertGreaterEqual(int(doc["metadata"]["resourceVersion"]), n, path)
+                    self.assertEqual(sorted(i["metadata"]["name"] for i in doc["items"]), want, path)
+        self.assertGreater(self.probes().get("metadata", 0), 0)
+
+    def test_a_write_to_the_resource_is_never_missed(self):
+        """C1: a consistent read right after a write to the idle resource itself shows it."""
+        for i in range(10):
+            name = "new-%d" % i
+            status, body = clients.request(self.base + CMS, "POST",
+                                           json.dumps({"metadata": {"name": name}, "data": {"v": "1"}}).encode())
+            self.assertEqual(status, 201, body)
+            status, _, body = self.c.call("GET", "%s/%s" % (CMS, name))
+            self.assertEqual(status, 200, body)
+            status, _, body = self.c.call("GET", CMS)
+            self.assertIn(name, [it["metadata"]["name"] for it in json.loads(body)["items"]])
+            status, body = clients.request(self.base + "%s/%s" % (CMS, name), "DELETE")
+            self.assertEqual(status, 200, body)
+            status, _, body = self.c.call("GET", "%s/%s" % (CMS, name))
+            self.assertEqual(status, 404, body)
+
+    def test_rv_unset_watches_share_the_one_upstream_watch(self):
+        """W4: each watch gets the current objects, then every live event once; one upstream watch."""
+        self.write_secret()
+        before = counters(self.base)["openWatches"].get("configmaps", 0)
+        watches = [Watch(self.proxy.port, "/api/v1/namespaces/%s/configmaps?watch=true" % NS) for _ in range(20)]
+        for w in watches:
+            self.addCleanup(w.close)
+        want = self.upstream_names()
+        for w in watches:
+            self.assertTrue(w.served_by.startswith("cache"), w.served_by)
+            harness.wait_for(lambda: len(w.events) >= len(want), timeout=10, message="initial state")
+            self.assertEqual(sorted(e["object"]["metadata"]["name"] for e in w.events), want)
+            self.assertTrue(all(e["type"] == "ADDED" for e in w.events))
+        self.assertEqual(counters(self.base)["openWatches"].get("configmaps", 0), before)
+        status, body = clients.request(self.base + CMS, "POST",
+                                       json.dumps({"metadata": {"name": "live"}, "data": {"v": "1"}}).encode())
+        self.assertEqual(status, 201, body)
+        self.addCleanup(clients.request, self.base + CMS + "/live", "DELETE")
+        for w in watches:
+            harness.wait_for(lambda: any(e["object"]["metadata"]["name"] == "live" for e in w.events), timeout=10,
+                             message="live event")
+            self.assertEqual([e["type"] for e in w.events if e["object"]["metadata"]["name"] == "live"], ["ADDED"])
+
+    def test_watch_list_ends_at_or_past_the_revision_it_needs(self):
+        """W9: initial state from memory; the initial-events-end bookmark at >= the revision of a
+        write made before the request, and the state it closes is the upstream's at that RV."""
+        n = self.write_secret()
+        w = Watch(self.proxy.port, "%s?watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
+                                   "&resourceVersionMatch=NotOlderThan" % CMS)
+        self.addCleanup(w.close)
+        self.assertTrue(w.served_by.startswith("cache"), w.served_by)
+
+        def end():
+            return next((e for e in w.events if e["type"] == "BOOKMARK" and
+                         e["object"]["metadata"].get("annotations", {}).get("k8s.io/initial-events-end") == "true"),
+                        None)
+        bookmark = harness.wait_for(end, timeout=10, message="initial-events-end bookmark")
+        rv = int(bookmark["object"]["metadata"]["resourceVersion"])
+        self.assertGreaterEqual(rv, n)
+        initial = sorted(e["object"]["metadata"]["name"] for e in w.events[:w.events.index(bookmark)])
+        # client-go's consistency detector: an Exact LIST at the bookmark's RV, upstream.
+        status, body = clients.request(self.base + "%s?resourceVersion=%d&resourceVersionMatch=Exact" % (CMS, rv))
+        self.assertEqual(status, 200, body)
+        self.assertEqual(sorted(i["metadata"]["name"] for i in json.loads(body)["items"]), initial)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,63 @@
+#include "watch/freshness.h"
+
+#include <doctest/doctest.h>
+
+namespace watch {
+
+TEST_CASE("A state proof holds only while the store is still at the proven state") {
+  FreshnessProofs proofs;
+  CHECK(proofs.provenAt("default", 40) == 0);
+  proofs.record("default", Freshness{900, 40});
+  CHECK(proofs.provenAt("default", 40) == 900);
+  CHECK(proofs.provenAt("default", 41) == 0);  // the store moved: no longer proven
+  CHECK(proofs.provenAt("other", 40) == 0);    // another namespace is not covered
+  // A whole-resource proof covers every namespace.
+  proofs.record("", Freshness{950, 40});
+  CHECK(proofs.provenAt("other", 40) == 950);
+  CHECK(proofs.provenAt("default", 40) == 950);
+  // An older proof of the same state does not replace a newer one.
+  proofs.record("default", Freshness{800, 40});
+  proofs.record("", Freshness{800, 40});
+  CHECK(proofs.provenAt("default", 40) == 950);
+}
+
+TEST_CASE("A store that has not moved for the quiet period is idle") {
+  FreshnessProofs proofs;
+  CHECK(proofs.quietFor(10, std::chrono::hours(1)));  // first look: nothing says it is busy
+  CHECK(proofs.quietFor(10, std::chrono::hours(1)));
+  CHECK_FALSE(proofs.quietFor(11, std::chrono::hours(1)));  // it just moved
+  CHECK(proofs.quietFor(11, std::chrono::seconds(0)));
+}
+
+TEST_CASE("Consistent reads share a probe only if it left after they arrived") {
+  ProbeFlights flights;
+  const auto t0 = ProbeFlights::Clock::now();
+  auto first = flights.join("ns", t0);
+  REQUIRE(first.flight);
+  CHECK(first.leader);
+  // Before it leaves anyone may board.
+  auto early = flights.join("ns", ProbeFlights::Clock::now());
+  CHECK(early.flight == first.flight);
+  CHECK_FALSE(early.leader);
+  flights.issue(first.flight);
+  CHECK(flights.lastIssued("ns").has_value());
+  // A consistent read arriving after it left must wait for the next one...
+  auto late = flights.join("ns", ProbeFlights::Clock::now() + std::chrono::milliseconds(1));
+  CHECK_FALSE(late.flight);
+  CHECK(flights.current("ns") == first.flight);
+  // ...while a read at RV=N may use it.
+  auto any = flights.join("ns", std::nullopt);
+  CHECK(any.flight == first.flight);
+  // Another scope flies on its own.
+  CHECK(flights.join("other", ProbeFlights::Clock::now()).leader);
+  flights.land("ns", first.flight, Freshness{900, 40});
+  CHECK(first.flight->landed());
+  REQUIRE(first.flight->result());
+  CHECK(first.flight->result()->revision == 900);
+  // Landed: the next read leads a new probe.
+  auto next = flights.join("ns", ProbeFlights::Clock::now());
+  CHECK(next.leader);
+  CHECK(next.flight != first.flight);
+}
+
+}  // namespace watch
