@@ -56,8 +56,12 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.auth_cache_max_entries = c.auth_cache_size;
   o.write_sync = c.write_sync;
   o.write_sync_timeout = c.write_sync_timeout;
+  o.read_from_cache = c.read_policy == config::ReadPolicy::Cache;
   for (const config::CacheResourceConfig& resource : c.cache_resources) {
     if (resource.write_sync) o.write_sync_resources[resource.resource.toString()] = *resource.write_sync;
+    if (resource.read_policy) {
+      o.read_from_cache_resources[resource.resource.toString()] = *resource.read_policy == config::ReadPolicy::Cache;
+    }
   }
   o.max_request_body_bytes = c.max_request_body_bytes;
   o.max_header_bytes = c.max_header_bytes;

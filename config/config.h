@@ -29,6 +29,12 @@ enum class LogFormat { Text, Json };
 // Gateway: many clients share the proxy, typically behind a Service.
 enum class Mode { Sidecar, Gateway };
 
+// How RV-unset (consistent) GET and LIST of a cached resource are answered.
+// Strict: as the apiserver guarantees (C1): from the cache once a freshness probe proves it
+// current, else from the upstream. Cache: from the cache at once, as controller-runtime's
+// cached client reads, with the staleness bound in a response header.
+enum class ReadPolicy { Strict, Cache };
+
 // Where the upstream settings came from, so start-up logs can say so.
 enum class UpstreamSource { Flag, Kubeconfig, InCluster };
 
@@ -57,6 +63,8 @@ struct CacheResourceConfig {
   std::vector<std::pair<std::string, std::string>> indexes;
   // Read-your-writes for this resource, overriding --write-sync; unset: the global value.
   std::optional<bool> write_sync;
+  // RV-unset reads of this resource, overriding --read-policy; unset: the global value.
+  std::optional<ReadPolicy> read_policy;
   bool operator==(const CacheResourceConfig&) const = default;
 };
 
@@ -103,6 +111,7 @@ struct Config {
   bool cache_on_demand = true;
   std::chrono::milliseconds cache_idle_timeout{std::chrono::minutes(10)};
   bool write_sync = false;  // after a write, wait until the cache has seen it
+  ReadPolicy read_policy = ReadPolicy::Strict;
   std::chrono::milliseconds write_sync_timeout{5000};  // how long at most
   std::string state_dir;    // empty: no on-disk state
   // How often each cached resource's state is saved to state_dir (also on shutdown); 0: only on shutdown.

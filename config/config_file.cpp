@@ -86,6 +86,9 @@ std::vector<ResourceSetting> resourceSettings(const std::string& origin, const Y
         bool flag = false;
         const std::string text_value = YAML::convert<bool>::decode(item, flag) ? (flag ? "true" : "false") : item.Scalar();
         setting.write_sync = Setting{text_value, field_origin};
+      } else if (key == "read-policy") {
+        if (!item.IsScalar()) throw ConfigError(field_origin + ": want strict or cache");
+        setting.read_policy = Setting{item.Scalar(), field_origin};
       } else if (key == "indexes") {
         if (!item.IsMap()) throw ConfigError(field_origin + ": want a mapping of index names to JSON paths");
         for (const auto& index : item) {
@@ -94,7 +97,7 @@ std::vector<ResourceSetting> resourceSettings(const std::string& origin, const Y
         }
       } else {
         throw ConfigError(setting.origin + ": unknown key \"" + key + "\" (want resource, namespaces, " +
-                          "strip-managed-fields, indexes, write-sync)");
+                          "strip-managed-fields, indexes, write-sync, read-policy)");
       }
     }
     if (setting.resource.empty()) throw ConfigError(setting.origin + ": missing `resource`");

@@ -56,6 +56,11 @@ Caching:
   --cache-idle-timeout DUR  stop caching an on-demand resource nobody read for this long (default 10m)
   --write-sync              after a write, wait until the cache has seen it (read-your-writes)
   --write-sync-timeout DUR  wait at most this long, then answer with a Warning (default 5s)
+  --read-policy strict|cache
+                            RV-unset GET/LIST of a cached resource: strict answers from the cache
+                            only once it is proven current (the apiserver's guarantee; else the
+                            upstream answers), cache answers from the cache at once with the
+                            staleness bound in X-Kube-Cache-Proxy-Staleness (default strict)
   --state-dir DIR           directory for on-disk state (default: none)
   --state-save-interval DUR save each cached resource's state to --state-dir this often, and on
                             shutdown; a restart loads it and resumes watching (default 60s; 0: shutdown only)
@@ -95,6 +100,7 @@ Other:
                                   strip-managed-fields: true    # drop metadata.managedFields
                                   indexes: {owner: spec.owner}  # custom index by JSON path
                                   write-sync: true              # read-your-writes for this resource only
+                                  read-policy: cache            # RV-unset reads from the cache at once
   -h, --help                print this help
   --version                 print the version
 

@@ -55,6 +55,7 @@ CacheResourceConfig parseResourceSetting(const ResourceSetting& setting) {
   }
   if (setting.strip_managed_fields) out.strip_managed_fields = parseBool(*setting.strip_managed_fields);
   if (setting.write_sync) out.write_sync = parseBool(*setting.write_sync);
+  if (setting.read_policy) out.read_policy = parseReadPolicy(*setting.read_policy);
   for (const auto& [name, path] : setting.indexes) {
     const std::string trimmed = !path.empty() && path.front() == '.' ? path.substr(1) : path;
     if (name.empty() || trimmed.empty() || trimmed.find("..") != std::string::npos || trimmed.back() == '.') {
@@ -90,6 +91,7 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.shutdown_timeout) config.shutdown_timeout = parseTimeout(*settings.shutdown_timeout);
   if (settings.write_sync) config.write_sync = parseBool(*settings.write_sync);
   if (settings.write_sync_timeout) config.write_sync_timeout = parseTimeout(*settings.write_sync_timeout);
+  if (settings.read_policy) config.read_policy = parseReadPolicy(*settings.read_policy);
   if (settings.mode) config.mode = parseMode(*settings.mode);
   if (settings.state_dir) {
     if (settings.state_dir->value.empty()) throw ConfigError(settings.state_dir->origin + ": must not be empty");

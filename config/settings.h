@@ -29,6 +29,7 @@ struct ResourceSetting {
   std::vector<std::string> namespaces;
   std::optional<Setting> strip_managed_fields;
   std::optional<Setting> write_sync;
+  std::optional<Setting> read_policy;
   std::vector<std::pair<std::string, std::string>> indexes;  // name, JSON path
   std::string origin;    // "<file>: resources[2]"
 };
@@ -54,6 +55,7 @@ struct Settings {
   std::optional<Setting> shutdown_timeout;
   std::optional<Setting> write_sync;
   std::optional<Setting> write_sync_timeout;
+  std::optional<Setting> read_policy;
   std::optional<Setting> state_dir;
   std::optional<Setting> mode;
   std::optional<ListSetting> cache;
@@ -117,6 +119,7 @@ inline constexpr ScalarField kScalarFields[] = {
     {"io-threads", &Settings::io_threads, false, false},
     {"shutdown-timeout", &Settings::shutdown_timeout, false, false},
     {"write-sync", &Settings::write_sync, false, true},
+    {"read-policy", &Settings::read_policy, false, false},
     {"state-dir", &Settings::state_dir, true, false},
     {"mode", &Settings::mode, false, false},
     {"cache-on-demand", &Settings::cache_on_demand, false, true},

@@ -97,6 +97,12 @@ Mode parseMode(const Setting& setting) {
   fail(setting, "want sidecar or gateway");
 }
 
+ReadPolicy parseReadPolicy(const Setting& setting) {
+  if (setting.value == "strict") return ReadPolicy::Strict;
+  if (setting.value == "cache") return ReadPolicy::Cache;
+  fail(setting, "want strict or cache");
+}
+
 int parseVerbosity(const Setting& setting) {
   if (!isDecimal(setting.value) || std::stoi(setting.value) > 9) fail(setting, "want a level from 0 to 9");
   return std::stoi(setting.value);

@@ -16,6 +16,7 @@ namespace config {
 ListenAddress parseListen(const Setting& setting);  // "host:port", "[::1]:port", ":port"
 LogFormat parseLogFormat(const Setting& setting);
 Mode parseMode(const Setting& setting);
+ReadPolicy parseReadPolicy(const Setting& setting);
 int parseVerbosity(const Setting& setting);  // 0..9
 unsigned parseIoThreads(const Setting& setting);
 uint64_t parseWholeNumber(const Setting& setting);  // decimal, 0..999999999

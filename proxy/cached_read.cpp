@@ -27,6 +27,7 @@
 #include "proxy/read_status.h"
 #include "proxy/status_negotiation.h"
 #include "watch/cached_resource.h"
+#include "watch/watch_dispatcher.h"
 #include "watch/upstream_health.h"
 
 namespace proxy::io {
@@ -59,9 +60,11 @@ bool keepConnection(const DownstreamRequest& req, const CacheContext& ctx) {
 // `may_gzip` is false for what the apiserver writes past its serializer (WriteRawJSON),
 // which never compresses.
 asio::awaitable<ForwardOutcome> writeWhole(DownstreamRequest& req, CacheContext& ctx, unsigned code, std::string body,
-                                           uint64_t rv, int retry_after_seconds = 0, bool may_gzip = true) {
+                                           uint64_t rv, int retry_after_seconds = 0, bool may_gzip = true,
+                                           const HeaderList& extra = {}) {
   const bool keep = keepConnection(req, ctx);
   HeaderList headers = answerHeaders(rv);
+  headers.insert(headers.end(), extra.begin(), extra.end());
   if (retry_after_seconds > 0) headers.emplace_back("Retry-After", std::to_string(retry_after_seconds));
   if (may_gzip && body.size() >= kGzipThresholdBytes && acceptsGzip(findHeader(req.headers, "Accept-Encoding"))) {
     std::string compressed;
@@ -76,11 +79,11 @@ asio::awaitable<ForwardOutcome> writeWhole(DownstreamRequest& req, CacheContext&
 }
 
 asio::awaitable<ForwardOutcome> writeStatus(DownstreamRequest& req, CacheContext& ctx, const ApiStatus& status,
-                                            uint64_t rv) {
+                                            uint64_t rv, const HeaderList& extra = {}) {
   const StatusEncoding encoding = statusEncodingFor(findHeader(req.headers, "Accept"));
   HttpAnswer answer = toHttpAnswer(status, encoding);
   co_return co_await writeWhole(req, ctx, answer.code, std::move(answer.body), rv, answer.retry_after_seconds,
-                                encoding == StatusEncoding::Negotiated);
+                                encoding == StatusEncoding::Negotiated, extra);
 }
 
 // Writes every byte of `slices` to the client with sendmsg, up to kMaxSlices buffers
@@ -149,12 +152,14 @@ asio::awaitable<void> gatherWrite(DownstreamStream& downstream, const std::vecto
 
 // Streams a list: Content-Length when sent as is, gathered from the stored bytes;
 // chunked pieces when gzipped (N1).
-asio::awaitable<ForwardOutcome> writeList(DownstreamRequest& req, CacheContext& ctx, ListWriter& writer, uint64_t rv) {
+asio::awaitable<ForwardOutcome> writeList(DownstreamRequest& req, CacheContext& ctx, ListWriter& writer, uint64_t rv,
+                                          const HeaderList& extra) {
   const bool keep = keepConnection(req, ctx);
   const auto timeout = ctx.options.write_timeout;
   const bool gzip = !req.http10 && writer.totalSize() >= kGzipThresholdBytes &&
                     acceptsGzip(findHeader(req.headers, "Accept-Encoding"));
   HeaderList headers = answerHeaders(rv);
+  headers.insert(headers.end(), extra.begin(), extra.end());
   if (!gzip) {
     const std::string head = formatResponseHead(200, "", headers, BodyFraming::ContentLength, writer.totalSize(), keep);
     std::vector<std::string_view> slices;
@@ -185,6 +190,22 @@ asio::awaitable<ForwardOutcome> writeList(DownstreamRequest& req, CacheContext& 
   }
   co_await writeDownstream(req.stream, "0\r\n\r\n", timeout);
   co_return ForwardOutcome{200, keep, false};
+}
+
+// The `cache` read policy (--read-policy, per resource in the config file): RV-unset reads
+// answered from the cache at once, as controller-runtime's cached client reads.
+bool readsAtOnce(const ServerOptions& options, const watch::ApiResource& resource) {
+  if (!options.read_from_cache && options.read_from_cache_resources.empty()) return false;
+  auto it = options.read_from_cache_resources.find(resource.displayName());
+  return it == options.read_from_cache_resources.end() ? options.read_from_cache : it->second;
+}
+
+// What a read under the `cache` policy tells its client: at most how many seconds old
+// the cache's knowledge is (since an upstream event or bookmark, or a freshness probe).
+HeaderList stalenessHeaders(const watch::CachedResource& cached) {
+  const auto known = std::max(cached.dispatcher().lastUpdate(), cached.freshness().lastProven());
+  const double seconds = std::chrono::duration<double>(Clock::now() - known).count();
+  return {{kStalenessHeader, fmt::format("{:.3f}", std::max(0.0, seconds))}};
 }
 
 // Whether a read that needs more than the store's RV can be answered from the cache.
@@ -228,10 +249,17 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
   const ListPlan plan = planList(options, ns, resource.namespaced);
 
   std::optional<ListResult> result;
+  HeaderList extra;
   switch (plan.read) {
     case ListPlan::Read::PassThrough: co_return std::nullopt;
     case ListPlan::Read::Current: result = listCurrent(store, options, ns, plan); break;
     case ListPlan::Read::Consistent:
+      if (readsAtOnce(ctx.options, resource)) {
+        extra = stalenessHeaders(cached);
+        result = listCurrent(store, options, ns, plan);
+        break;
+      }
+      [[fallthrough]];
     case ListPlan::Read::NotOlderThan: {
       FreshnessNeed need;
       if (plan.read == ListPlan::Read::Consistent) {
@@ -297,7 +325,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
   envelope.continue_token = std::move(result->continue_token);
   envelope.remaining_item_count = result->remaining_item_count;
   ListWriter writer(std::move(envelope), std::move(result->items), form);
-  co_return co_await writeList(req, ctx, writer, result->resource_version);
+  co_return co_await writeList(req, ctx, writer, result->resource_version, extra);
 }
 
 asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, CacheContext& ctx,
@@ -317,6 +345,11 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
     if (!rv->isZero()) need = FreshnessNeed{std::nullopt, rv->value()};
   }
   std::optional<watch::Freshness> proof;
+  HeaderList extra;
+  if (need && need->arrived && readsAtOnce(ctx.options, resource)) {
+    extra = stalenessHeaders(cached);
+    need.reset();
+  }
   if (need) {
     const ReadFreshness fresh = co_await freshForRead(ctx, cached, ns, collectionPath(req.info, ns), *need);
     if (fresh.verdict == ReadFreshness::Verdict::PassThrough) co_return std::nullopt;
@@ -344,7 +377,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
   }
   // A proven state is the upstream's at the proven revision.
   if (proof) at = std::max(at, proof->revision);
-  if (!object) co_return co_await writeStatus(req, ctx, notFoundStatus(resource, req.info.name), at);
+  if (!object) co_return co_await writeStatus(req, ctx, notFoundStatus(resource, req.info.name), at, extra);
   std::string body;
   if (route.format == ReadFormat::PartialObjectMetadata) {
     body = partialObjectMetadata(*object, resource.custom);
@@ -353,7 +386,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
     body += object->json();
     body += '\n';  // Go's encoder ends every body with a newline
   }
-  co_return co_await writeWhole(req, ctx, 200, std::move(body), at);
+  co_return co_await writeWhole(req, ctx, 200, std::move(body), at, 0, true, extra);
 }
 
 }  // namespace

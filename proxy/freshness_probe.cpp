@@ -120,15 +120,20 @@ asio::awaitable<std::optional<watch::Freshness>> settle(const watch::CachedResou
   const auto deadline = Clock::now() + kProbeWait;
   while (true) {
     const uint64_t before = store.currentRV();
-    if (before >= revision) co_return watch::Freshness{revision, 0};
-    if (listed) {
+    bool reached = before >= revision;
+    if (!reached && listed) {
       const auto snapshot = store.snapshot();
-      if (snapshot->resourceVersion() >= revision) co_return watch::Freshness{revision, 0};
-      if (cache::sameObjects(*snapshot, ns, *listed)) {
+      reached = snapshot->resourceVersion() >= revision;
+      if (!reached && cache::sameObjects(*snapshot, ns, *listed)) {
         const watch::Freshness proof{revision, snapshot->resourceVersion()};
         cached.freshness().record(ns, proof);
+        cached.freshness().noteProven();
         co_return proof;
       }
+    }
+    if (reached) {
+      cached.freshness().noteProven();
+      co_return watch::Freshness{revision, 0};
     }
     if (Clock::now() >= deadline) co_return std::nullopt;
     const bool moved = co_await awaitStore([&] { return store.currentRV() != before; },

@@ -21,6 +21,9 @@ namespace proxy {
 // On every answer to a resource request: "cache; rv=<cache RV>" when the cache
 // answered, "upstream" when it passed through.
 inline constexpr const char* kServedByHeader = "X-Kube-Cache-Proxy";
+// Under --read-policy=cache, on RV-unset reads answered at once: at most how many seconds
+// old the cache's knowledge is ("0.250").
+inline constexpr const char* kStalenessHeader = "X-Kube-Cache-Proxy-Staleness";
 
 // What the cache renders (N1, N4).
 enum class ReadFormat { Json, PartialObjectMetadata, PartialObjectMetadataList };

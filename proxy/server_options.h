@@ -65,6 +65,11 @@ struct ServerOptions {
   // `write_sync_resources` ("pods", "deployments.apps") overrides `write_sync` per resource.
   bool write_sync = false;
   std::map<std::string, bool> write_sync_resources;
+  // RV-unset GET/LIST (C1): strict = from the cache only once proven current (else the
+  // upstream); cache = from the cache at once, with the staleness bound in a header.
+  // `read_from_cache_resources` ("pods", "deployments.apps") overrides it per resource.
+  bool read_from_cache = false;
+  std::map<std::string, bool> read_from_cache_resources;
   std::chrono::milliseconds write_sync_timeout{5000};
   // Watches open at once (cached or passed through) per client, keyed by the
   // authenticated user when there is one, else by the client's address, and in

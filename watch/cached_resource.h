@@ -34,6 +34,7 @@ class CachedResource {
   // pass through to the upstream.
   virtual bool hasSynced() const = 0;
   virtual WatchDispatcher& dispatcher() = 0;
+  virtual const WatchDispatcher& dispatcher() const = 0;
   // Records downstream interest (resets the idle timer).
   virtual void markUsed() = 0;
   // Freshness beyond the store's RV, and the probes that prove it (watch/freshness.h).

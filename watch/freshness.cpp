@@ -28,6 +28,15 @@ uint64_t FreshnessProofs::provenAt(std::string_view scope, uint64_t store_rv) co
   return best;
 }
 
+void FreshnessProofs::noteProven() {
+  proven_at_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+}
+
+std::chrono::steady_clock::time_point FreshnessProofs::lastProven() const {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::steady_clock::duration(proven_at_.load(std::memory_order_relaxed)));
+}
+
 bool FreshnessProofs::quietFor(uint64_t store_rv, std::chrono::steady_clock::duration quiet) {
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);

@@ -52,11 +52,16 @@ class FreshnessProofs {
   // saw (the first call for a resource counts as quiet): an idle resource, whose RV no
   // event will bring to a fence soon.
   bool quietFor(uint64_t store_rv, std::chrono::steady_clock::duration quiet);
+  // A probe found the cache current (its state proven, or its RV at the fence) now.
+  void noteProven();
+  // When a probe last found the cache current; the epoch when never.
+  std::chrono::steady_clock::time_point lastProven() const;
 
  private:
   mutable std::mutex mu_;
   uint64_t seen_rv_ = 0;                             // guarded by mu_
   std::chrono::steady_clock::time_point seen_since_{};  // guarded by mu_
+  std::atomic<std::chrono::steady_clock::rep> proven_at_{0};
   std::map<std::string, Freshness, std::less<>> proofs_;  // guarded by mu_; scope -> latest
 };
 

@@ -79,6 +79,7 @@ class Informer final : public CachedResource {
   const cache::ThreadSafeStore& store() const override { return store_; }
   bool hasSynced() const override { return reflector_->hasSynced(); }
   WatchDispatcher& dispatcher() override { return dispatcher_; }
+  const WatchDispatcher& dispatcher() const override { return dispatcher_; }
   FreshnessProofs& freshness() const override { return freshness_; }
   ProbeFlights& probes() const override { return probes_; }
   void markUsed() override;

@@ -125,6 +125,7 @@ WatchDispatcher::ResumeStart WatchDispatcher::registerAfter(std::shared_ptr<Cach
 
 void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) {
   if (events.empty()) return;
+  last_update_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   std::vector<std::shared_ptr<CacheWatcher>> wake;
   std::vector<std::shared_ptr<CacheWatcher>> slow;
   {
@@ -191,6 +192,7 @@ void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) {
 }
 
 void WatchDispatcher::onBookmark(uint64_t rv) {
+  last_update_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   std::vector<std::shared_ptr<CacheWatcher>> wake;
   {
     std::lock_guard lock(mu_);

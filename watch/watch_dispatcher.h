@@ -17,6 +17,7 @@
 // Thread-safe.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -93,6 +94,12 @@ class WatchDispatcher {
 
   // Every event at or below this RV has been queued to the watchers it concerns.
   uint64_t lastRV() const { return last_rv_.load(std::memory_order_acquire); }
+  // When the upstream last told this resource anything (an event, a bookmark, a relist):
+  // the cache was current then, up to the network's delay.
+  std::chrono::steady_clock::time_point lastUpdate() const {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(last_update_.load(std::memory_order_relaxed)));
+  }
   const cache::ThreadSafeStore& store() const { return store_; }
   const WatchDispatcherStats& stats() const { return stats_; }
   size_t watcherCount() const;
@@ -107,6 +114,7 @@ class WatchDispatcher {
   const cache::ThreadSafeStore& store_;
   WatchDispatcherStats stats_;
   std::atomic<uint64_t> last_rv_{0};
+  std::atomic<std::chrono::steady_clock::rep> last_update_{0};
 
   mutable std::mutex mu_;
   std::unordered_map<CacheWatcher*, std::shared_ptr<CacheWatcher>> owners_;  // guarded by mu_

@@ -202,5 +202,52 @@ class FreshnessTest(unittest.TestCase):
         self.assertEqual(sorted(i["metadata"]["name"] for i in json.loads(body)["items"]), initial)
 
 
+class CachePolicyTest(unittest.TestCase):
+    """--read-policy=cache: RV-unset reads from memory at once, with their staleness bound;
+    with --write-sync a client still reads its own writes through the proxy."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.processes = harness.Processes()
+        cls.addClassCleanup(cls.processes.stop_all)
+        cls.api = clients.start_apiserver(cls.processes, "--enable-control", "--bookmark-interval", "60")
+        cls.base = "http://%s:%d" % (cls.api.host, cls.api.port)
+        clients.ensure_namespace(cls.base, NS)
+        cls.proxy = cls.processes.proxy(cls.base, "--cache", "configmaps,secrets", "--cache-on-demand=false",
+                                        "--read-policy", "cache", "--write-sync")
+        harness.wait_for(lambda: harness.http_get(cls.proxy.host, cls.proxy.port, "/readyz")[0] == 200, timeout=30,
+                         message="/readyz 200")
+
+    def test_rv_unset_reads_come_from_memory_with_a_staleness_bound(self):
+        c = Connection(self.proxy.port)
+        self.addCleanup(c.close)
+        for i in range(20):
+            # Writes through the proxy: --write-sync holds each answer until the cache has it.
+            status, _, body = c.call("POST", CMS, {"metadata": {"name": "own-%d" % i}, "data": {"v": "1"}})
+            self.assertEqual(status, 201, body)
+            status, headers, body = c.call("GET", "%s/own-%d" % (CMS, i))
+            self.assertEqual(status, 200, body)
+            self.assertTrue(headers.get("X-Kube-Cache-Proxy", "").startswith("cache"), headers)
+            staleness = float(headers["X-Kube-Cache-Proxy-Staleness"])
+            self.assertGreaterEqual(staleness, 0.0)
+            self.assertLess(staleness, 30.0)  # the write's own event came a moment ago
+            status, headers, body = c.call("GET", CMS)
+            self.assertIn("X-Kube-Cache-Proxy-Staleness", headers)
+            self.assertIn("own-%d" % i, [it["metadata"]["name"] for it in json.loads(body)["items"]])
+        # RV=N reads keep the strict rule: no staleness header, never older than N.
+        status, body = clients.request(self.base + "/api/v1/namespaces/%s/secrets" % NS, "POST",
+                                       json.dumps({"metadata": {"generateName": "s-"}}).encode())
+        n = int(json.loads(body)["metadata"]["resourceVersion"])
+        status, headers, body = c.call("GET", "%s?resourceVersion=%d" % (CMS, n))
+        self.assertEqual(status, 200, body)
+        self.assertNotIn("X-Kube-Cache-Proxy-Staleness", headers)
+        self.assertGreaterEqual(int(json.loads(body)["metadata"]["resourceVersion"]), n)
+        # No probe was needed for any RV-unset read.
+        status, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/metrics")
+        probes = sum(float(line.split()[-1]) for line in body.decode().splitlines()
+                     if line.startswith("kube_cache_proxy_freshness_probes_total") and 'resource="configmaps"' in line)
+        self.assertLessEqual(probes, 1)
+
+
 if __name__ == "__main__":
     unittest.main()

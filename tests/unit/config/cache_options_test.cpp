@@ -108,3 +108,27 @@ resources:
   CHECK(loadArgs({"--config", file.string(), "--write-sync-timeout", "250ms"}, config::test::emptyEnvironment(dir))
             .write_sync_timeout == 250ms);
 }
+
+TEST_CASE("Read policy: --read-policy and a per-resource read-policy in the resources list (issue #15)") {
+  config::test::TempDir dir;
+  const auto file = dir.write("proxy.yaml", R"(
+upstream: http://127.0.0.1:6443
+read-policy: cache
+resources:
+  - resource: secrets
+    read-policy: strict
+  - resource: pods
+)");
+  const auto c = loadArgs({"--config", file.string()}, config::test::emptyEnvironment(dir));
+  CHECK(c.read_policy == config::ReadPolicy::Cache);
+  REQUIRE(c.cache_resources.size() == 2);
+  CHECK(c.cache_resources[0].read_policy == std::optional<config::ReadPolicy>(config::ReadPolicy::Strict));
+  CHECK_FALSE(c.cache_resources[1].read_policy.has_value());
+  // The apiserver's guarantee is the default; the flag wins over the file.
+  CHECK(loadArgs({"--upstream", "http://127.0.0.1:6443"}, config::test::emptyEnvironment(dir)).read_policy ==
+        config::ReadPolicy::Strict);
+  CHECK(loadArgs({"--config", file.string(), "--read-policy", "strict"}, config::test::emptyEnvironment(dir))
+            .read_policy == config::ReadPolicy::Strict);
+  CHECK(loadError({"--upstream", "http://127.0.0.1:6443", "--read-policy", "fast"}, config::test::emptyEnvironment(dir))
+            .find("want strict or cache") != std::string::npos);
+}
