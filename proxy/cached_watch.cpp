@@ -510,7 +510,15 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
       const bool pre_deadline = !pre_deadline_sent && now + kPreDeadlineBookmark >= deadline;
       const bool bookmark_due = plan.allow_bookmarks && (now >= next_bookmark || pre_deadline);
       // Read before draining: every event at or below it is already queued (W7, W11).
-      const uint64_t bookmark_rv = bookmark_due ? dispatcher.lastRV() : 0;
+      uint64_t bookmark_rv = bookmark_due ? dispatcher.lastRV() : 0;
+      // W7 with the freshest proven RV: when a probe proved the store's state to be the
+      // upstream's at a newer revision, the bookmark carries that revision (as the
+      // apiserver's do once its cache was brought forward), and the events below it that
+      // may still arrive (objects created and deleted again) are no longer this watch's.
+      if (bookmark_due) {
+        const uint64_t proven = cached->freshness().provenAt(plan.filter.namespaceScope(), bookmark_rv);
+        if (proven > bookmark_rv && dispatcher.skipThrough(*watcher, bookmark_rv, proven)) bookmark_rv = proven;
+      }
       live.takeQueued();
       if (bookmark_due) {
         if (pre_deadline) pre_deadline_sent = true;

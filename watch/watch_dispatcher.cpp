@@ -191,6 +191,13 @@ void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) {
   }
 }
 
+bool WatchDispatcher::skipThrough(CacheWatcher& watcher, uint64_t last_rv, uint64_t rv) {
+  std::lock_guard lock(mu_);
+  if (last_rv_.load(std::memory_order_relaxed) != last_rv) return false;
+  watcher.skip_through = std::max(watcher.skip_through, rv);
+  return true;
+}
+
 void WatchDispatcher::onBookmark(uint64_t rv) {
   last_update_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   std::vector<std::shared_ptr<CacheWatcher>> wake;

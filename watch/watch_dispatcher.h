@@ -92,6 +92,11 @@ class WatchDispatcher {
   // Registers `watcher` to continue after `rv` (W4 RV=N).
   ResumeStart registerAfter(std::shared_ptr<CacheWatcher> watcher, uint64_t rv);
 
+  // Moves `watcher`'s start past `rv` (it will receive no event at or below it), provided
+  // nothing was dispatched since `last_rv`; false otherwise. For a bookmark at a revision a
+  // freshness proof showed the state at `last_rv` to be the upstream's at.
+  bool skipThrough(CacheWatcher& watcher, uint64_t last_rv, uint64_t rv);
+
   // Every event at or below this RV has been queued to the watchers it concerns.
   uint64_t lastRV() const { return last_rv_.load(std::memory_order_acquire); }
   // When the upstream last told this resource anything (an event, a bookmark, a relist):

@@ -179,6 +179,20 @@ class FreshnessTest(unittest.TestCase):
                              message="live event")
             self.assertEqual([e["type"] for e in w.events if e["object"]["metadata"]["name"] == "live"], ["ADDED"])
 
+    def test_bookmarks_carry_the_proven_revision(self):
+        """W7: once a probe proved the idle configmaps current at a newer revision, a watch's
+        bookmark (here the one 2 s before its deadline) carries that revision."""
+        n = self.write_secret()
+        status, _, body = self.c.call("GET", CMS)  # a consistent read: proves the namespace at >= n
+        self.assertEqual(status, 200, body)
+        w = Watch(self.proxy.port, "%s?watch=true&resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=4" % CMS)
+        self.addCleanup(w.close)
+        def pre_deadline():
+            return next((e for e in w.events if e["type"] == "BOOKMARK" and "k8s.io/initial-events-end" not in
+                         e["object"]["metadata"].get("annotations", {})), None)
+        bookmark = harness.wait_for(pre_deadline, timeout=10, message="pre-deadline bookmark")
+        self.assertGreaterEqual(int(bookmark["object"]["metadata"]["resourceVersion"]), n)
+
     def test_watch_list_ends_at_or_past_the_revision_it_needs(self):
         """W9: initial state from memory; the initial-events-end bookmark at >= the revision of a
         write made before the request, and the state it closes is the upstream's at that RV."""
