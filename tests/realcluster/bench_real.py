@@ -18,6 +18,14 @@ Scenarios:
   clients  --clients client-go informer processes (default 50) on pods while pods churn
            (5/s for 60 s): the apiserver's CPU seconds and request count, clients talking
            to it directly vs through one proxy
+  freshness  idle resources while the cluster churns (100 fake nodes renewing Leases every
+           10 s, Events; issue #15), direct vs through one proxy: --clients client-go
+           watch-list informer processes (default 100) over 5 idle resources with the
+           consistency detector on (sync time, upstream watches, detector failures);
+           --watchers RV-unset watches of configmaps (default 100); GET/LIST at a secret
+           write's RV; consistent GETs from 50 clients at up to 1,000/s (throughput, upstream
+           requests per read); RV-unset LISTs of the idle configmaps under the strict and
+           the cache read policies (share from memory, latency, staleness)
 """
 import argparse
 import concurrent.futures
@@ -215,9 +223,173 @@ def bench_clients(processes, workdir, count):
         print("| %s | %s | %d | %d | %d | %.1f |" % r)
 
 
+IDLE = ["configmaps", "secrets", "services", "serviceaccounts", "limitranges"]
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * q))] if values else float("nan")
+
+
+class Client:
+    """One keep-alive connection to the apiserver (admin token) or the proxy (plain HTTP)."""
+
+    def __init__(self, plane, proxy_port=None):
+        if proxy_port:
+            self.conn = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=60)
+            self.headers = {"Accept": "application/json"}
+        else:
+            self.conn = plane.connection()
+            self.headers = {"Accept": "application/json", "Authorization": "Bearer admin-token"}
+
+    def get(self, path):
+        started = time.monotonic()
+        self.conn.request("GET", path, headers=self.headers)
+        r = self.conn.getresponse()
+        body = r.read()
+        return r.status, (time.monotonic() - started) * 1000, r.getheader("X-Kube-Cache-Proxy", ""), \
+            r.getheader("X-Kube-Cache-Proxy-Staleness"), body
+
+
+def watch_count(plane, resource):
+    return apiserver_metric(plane, "apiserver_longrunning_requests", 'resource="%s"' % resource)
+
+
+def bench_freshness(processes, workdir, informers, watchers):
+    plane = realcluster.ControlPlane(processes, workdir)
+    plane.churn(nodes=100, events=2)
+    proxy = realcluster.start_proxy(processes, plane, "--cache", ",".join(IDLE + ["leases.coordination.k8s.io"]),
+                                    "--cache-on-demand=false")
+    cache_proxy = realcluster.start_proxy(processes, plane, "--cache", "configmaps", "--cache-on-demand=false",
+                                          "--read-policy", "cache")
+    time.sleep(12)  # the churn's first Lease round
+    targets = (("direct", plane.kubeconfig("admin"), None),
+               ("through one proxy", realcluster.proxy_kubeconfig(workdir, proxy.port), proxy.port))
+
+    print("## %d client-go watch-list informers over %s (consistency detector on)\n" % (informers, ", ".join(IDLE)))
+    print("| clients | sync p50 s | sync p99 s | synced | detector failures | upstream watches of these resources |")
+    print("|---|---|---|---|---|---|")
+    for name, kubeconfig, _ in targets:
+        before = sum(watch_count(plane, r) for r in IDLE)
+        env = dict(os.environ, KUBE_WATCHLIST_INCONSISTENCY_DETECTOR="true")
+        procs = [subprocess.Popen([realcluster.tool("informer"), "--kubeconfig", kubeconfig, "--resources", ",".join(IDLE)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                                  text=True) for _ in range(informers)]
+        syncs, failures = [], 0
+        try:
+            for p in procs:
+                line = p.stdout.readline()
+                if line:
+                    syncs.append(json.loads(line)["seconds"])
+            time.sleep(15)  # detector checks run after syncs; a failure ends the process
+            failures = sum(1 for p in procs if p.poll() is not None)
+            watches = sum(watch_count(plane, r) for r in IDLE) - before
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+        print("| %s | %.2f | %.2f | %d of %d | %d | %d |" % (name, percentile(syncs, 0.5), percentile(syncs, 0.99),
+                                                            len(syncs), informers, failures, watches))
+
+    print("\n## %d RV-unset watches of configmaps (what python-kubernetes' watch.stream sends)\n" % watchers)
+    print("| clients | upstream configmap watches | got the state | got the live event once |")
+    print("|---|---|---|---|")
+    for name, _, port in targets:
+        before = watch_count(plane, "configmaps")
+        state = plane.request("/api/v1/configmaps").json()["items"]
+        conns = []
+        for _ in range(watchers):
+            c = Client(plane, port)
+            c.conn.request("GET", "/api/v1/configmaps?watch=true", headers=c.headers)
+            conns.append(c.conn.getresponse())
+        time.sleep(2)
+        watches = watch_count(plane, "configmaps") - before
+        name_cm = "fresh-%d" % time.monotonic_ns()
+        a = plane.request("/api/v1/namespaces/default/configmaps", "POST", {"metadata": {"name": name_cm}})
+        assert a.status == 201, a.body
+        got_state = got_once = 0
+        for r in conns:
+            names = []
+            while True:
+                line = r.readline()
+                if not line:
+                    break
+                event = json.loads(line)
+                names.append(event["object"]["metadata"]["name"])
+                if event["object"]["metadata"]["name"] == name_cm:
+                    break
+            got_state += set(i["metadata"]["name"] for i in state) <= set(names)
+            got_once += names.count(name_cm) == 1
+            r.close()
+        plane.request("/api/v1/namespaces/default/configmaps/" + name_cm, "DELETE")
+        print("| %s | %d | %d of %d | %d of %d |" % (name, watches, got_state, watchers, got_once, watchers))
+
+    print("\n## GET/LIST of idle configmaps at a secret write's RV (200 rounds)\n")
+    print("| clients | p50 ms | p99 ms | from memory |")
+    print("|---|---|---|---|")
+    lat = {"direct": [], "through one proxy": []}
+    cached = 0
+    clients = {"direct": Client(plane), "through one proxy": Client(plane, proxy.port)}
+    for i in range(200):
+        rv = plane.request("/api/v1/namespaces/default/secrets", "POST",
+                           {"metadata": {"generateName": "s-"}}).json()["metadata"]["resourceVersion"]
+        for path in ("/api/v1/namespaces/default/configmaps/configmap-0?resourceVersion=" + rv,
+                     "/api/v1/namespaces/default/configmaps?resourceVersion=" + rv):
+            for name, c in clients.items():
+                status, ms, served, _, body = c.get(path)
+                assert status == 200, body[:300]
+                lat[name].append(ms)
+                cached += name != "direct" and served.startswith("cache")
+    for name, v in lat.items():
+        print("| %s | %.1f | %.1f | %s |" % (name, percentile(v, 0.5), percentile(v, 0.99),
+                                             "%d of %d" % (cached, len(v)) if name != "direct" else "-"))
+
+    print("\n## Consistent GETs of a configmap, 50 clients, at most 1,000/s in all, 20 s\n")
+    print("| clients | reads/s | p50 ms | p99 ms | upstream requests per read |")
+    print("|---|---|---|---|---|")
+    for name, _, port in targets:
+        lat, stop = [], time.monotonic() + 20
+        req0 = apiserver_metric(plane, "apiserver_request_total")
+
+        def run():
+            c, out = Client(plane, port), []
+            next_at = time.monotonic()
+            while time.monotonic() < stop:
+                status, ms, _, _, body = c.get("/api/v1/namespaces/default/configmaps/configmap-0")
+                assert status == 200, body[:300]
+                out.append(ms)
+                next_at += 0.05  # 20/s per client
+                time.sleep(max(0.0, next_at - time.monotonic()))
+            return out
+        with concurrent.futures.ThreadPoolExecutor(50) as pool:
+            for out in pool.map(lambda _: run(), range(50)):
+                lat.extend(out)
+        upstream = apiserver_metric(plane, "apiserver_request_total") - req0 - 2
+        direct_reads = len(lat) if port is None else 0
+        print("| %s | %.0f | %.1f | %.1f | %.3f |" % (name, len(lat) / 20, percentile(lat, 0.5), percentile(lat, 0.99),
+                                                     (upstream - direct_reads) / len(lat) if port else 1.0))
+
+    print("\n## RV-unset LISTs of the idle configmaps of one namespace (300 each, a secret write before each)\n")
+    print("| policy | from memory | p50 ms | p99 ms | staleness p99 s |")
+    print("|---|---|---|---|---|")
+    for name, port in (("direct", None), ("strict (default)", proxy.port), ("cache", cache_proxy.port)):
+        c, lat, cached, stale = Client(plane, port), [], 0, []
+        for i in range(300):
+            plane.request("/api/v1/namespaces/default/secrets", "POST", {"metadata": {"generateName": "s-"}})
+            status, ms, served, staleness, body = c.get("/api/v1/namespaces/default/configmaps")
+            assert status == 200, body[:300]
+            lat.append(ms)
+            cached += served.startswith("cache")
+            if staleness is not None:
+                stale.append(float(staleness))
+        print("| %s | %s | %.1f | %.1f | %s |" % (name, "-" if port is None else "%d of 300" % cached,
+                                                 percentile(lat, 0.5), percentile(lat, 0.99),
+                                                 "%.1f" % percentile(stale, 0.99) if stale else "-"))
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("scenario", choices=["list", "rss", "fanout", "clients"])
+    parser.add_argument("scenario", choices=["list", "rss", "fanout", "clients", "freshness"])
     parser.add_argument("--pods", type=int, default=0)
     parser.add_argument("--watchers", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=50)
@@ -233,6 +405,9 @@ def main():
             bench_rss(processes, workdir, args.pods or 100000)
         elif args.scenario == "fanout":
             bench_fanout(processes, workdir, args.watchers, args.rate, args.seconds)
+        elif args.scenario == "freshness":
+            bench_freshness(processes, workdir, args.clients if args.clients != 50 else 100,
+                            args.watchers if args.watchers != 1000 else 100)
         else:
             bench_clients(processes, workdir, args.clients)
     finally:

@@ -242,3 +242,31 @@ TEST_CASE("Registration meets history and the live stream without a gap or a dup
   writer.join();
   CHECK(checked > 0);
 }
+
+TEST_CASE("A watch moved past a proven revision skips what arrives below it, and only if nothing was dispatched since") {
+  PodFanout f;
+  sync(f, {podJson("default", "p", 5, "", "web")}, 10);
+  auto w = makeWatcher(filterFor("", ""));
+  auto snapshot_start = f.dispatcher.registerWithSnapshot(w, 20);  // state at 10 proven at 20
+  CHECK(snapshot_start.snapshot->resourceVersion() == 10);
+  // A pod created and deleted again below the proven revision: not this watch's.
+  REQUIRE(f.adapter.apply(watch::EventType::Added, podJson("default", "tmp", 12, "", "web"), 12).ok());
+  REQUIRE(f.adapter.apply(watch::EventType::Deleted, podJson("default", "tmp", 13, "", "web"), 13).ok());
+  REQUIRE(f.adapter.apply(watch::EventType::Modified, podJson("default", "p", 21, "", "web"), 21).ok());
+  std::vector<QueuedFrame> frames;
+  w->takeAll(frames);
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].resource_version == 21);
+
+  // skipThrough: refused when an event was dispatched after the RV the caller read.
+  auto later = makeWatcher(filterFor("", ""));
+  auto resume = f.dispatcher.registerAfter(later, 21);
+  CHECK_FALSE(f.dispatcher.skipThrough(*later, 13, 30));
+  CHECK(f.dispatcher.skipThrough(*later, 21, 30));
+  REQUIRE(f.adapter.apply(watch::EventType::Modified, podJson("default", "p", 25, "", "web"), 25).ok());
+  REQUIRE(f.adapter.apply(watch::EventType::Modified, podJson("default", "p", 31, "", "web"), 31).ok());
+  frames.clear();
+  later->takeAll(frames);
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].resource_version == 31);
+}
