@@ -46,7 +46,9 @@ Result<MetadataList> parseMetadataList(std::string_view body) {
     } else if (key == "items") {
       simdjson::ondemand::value items_value;
       if (field.value().get(items_value) != simdjson::SUCCESS) return bad("bad items");
-      if (items_value.is_null()) {  // the apiserver writes an empty PartialObjectMetadataList's items as null
+      bool null_items = false;
+      if (items_value.is_null().get(null_items) != simdjson::SUCCESS) return bad("bad items");
+      if (null_items) {  // the apiserver writes an empty PartialObjectMetadataList's items as null
         saw_items = true;
         continue;
       }
