@@ -119,6 +119,11 @@ void ApiServer::handleList(const HttpRequest& req, const RequestInfo& info, cons
     }
   } else if (opts.has_resource_version) {
     limit = 0;  // P5: RV=0 from the cache ignores limit
+  } else if (!f.singleObjectName()) {
+    // A consistent LIST from the watch cache (1.31+): the apiserver first brings the cache
+    // to etcd's revision, so the resource's later bookmarks carry it. (A single-object
+    // read goes to etcd and leaves the cache as it is.)
+    storage_.progress(res);
   }
   // A non-recursive GetList holds one object at most, so it never has more to page:
   // no continue token, no remainingItemCount, whatever the limit.

@@ -59,10 +59,16 @@ bool WatchQueue::empty() const {
 Storage::Storage(const ResourceCatalog& catalog, StorageOptions opts) : catalog_(catalog), opts_(opts) {
   if (opts_.history_size == 0) opts_.history_size = 1;
   if (opts_.watch_queue_capacity == 0) opts_.watch_queue_capacity = opts_.history_size + 1000;
-  for (const auto& r : catalog_.resources()) states_[&r];
+  // Every cacher starts with a list at the current revision.
+  for (const auto& r : catalog_.resources()) states_[&r].cache_rv = rv_;
 }
 
-Storage::ResourceState& Storage::stateLocked(const ServedResource& res) { return states_[&res]; }
+Storage::ResourceState& Storage::stateLocked(const ServedResource& res) {
+  auto [it, created] = states_.try_emplace(&res);
+  // The cacher starts with a list at the current revision.
+  if (created) it->second.cache_rv = rv_;
+  return it->second;
+}
 
 const Storage::ResourceState* Storage::stateLocked(const ServedResource& res) const {
   auto it = states_.find(&res);
@@ -128,6 +134,7 @@ std::optional<Storage::Snapshot> Storage::list(const ServedResource& res, std::s
 
 void Storage::appendEventLocked(EventPtr ev) {
   auto& st = stateLocked(*ev->resource);
+  st.cache_rv = std::max(st.cache_rv, ev->rv);
   for (const auto& w : st.watchers) w->push(ev);
   history_.push_back(std::move(ev));
   while (history_.size() > opts_.history_size) {
@@ -215,10 +222,16 @@ void Storage::unwatch(const ServedResource& res, const WatchQueuePtr& q) {
   stateLocked(res).watchers.erase(q);
 }
 
-std::optional<uint64_t> Storage::idleRv(const WatchQueue& q) const {
+std::optional<uint64_t> Storage::idleRv(const ServedResource& res, const WatchQueue& q) const {
   std::lock_guard lk(mu_);
   if (!q.empty()) return std::nullopt;
-  return rv_;
+  const ResourceState* st = stateLocked(res);
+  return st ? st->cache_rv : rv_;
+}
+
+void Storage::progress(const ServedResource& res) {
+  std::lock_guard lk(mu_);
+  stateLocked(res).cache_rv = rv_;
 }
 
 void Storage::compact() {

@@ -126,9 +126,12 @@ class Storage {
   std::optional<WatchStart> watch(const ServedResource& res, std::string_view ns, bool initial_state,
                                   uint64_t from_rv);
   void unwatch(const ServedResource& res, const WatchQueuePtr& q);
-  // The current RV if `q` has nothing pending: a bookmark at it never overtakes an
-  // undelivered event (pushes happen under the same lock), W7/W11.
-  std::optional<uint64_t> idleRv(const WatchQueue& q) const;
+  // The RV of `res`'s watch cache if `q` has nothing pending: a bookmark at it never
+  // overtakes an undelivered event (pushes happen under the same lock), W7/W11.
+  std::optional<uint64_t> idleRv(const ServedResource& res, const WatchQueue& q) const;
+  // A consistent read of `res` (LIST or watch with RV unset): like the apiserver's progress
+  // request to etcd, it brings `res`'s watch cache to the current revision.
+  void progress(const ServedResource& res);
 
   // ---- control ----
   void compact();          // drops the whole history now
@@ -140,6 +143,11 @@ class Storage {
   struct ResourceState {
     std::map<std::string, StoredObjectPtr> objects;  // bytewise key order (P9)
     std::set<WatchQueuePtr> watchers;
+    // The RV kube-apiserver's watch cache of this resource is at: the resource's own last
+    // event, or the revision a consistent read brought it to (its etcd progress request).
+    // Bookmarks carry this, not the global RV: an idle resource's bookmarks stand still
+    // while other resources are written, as the real apiserver's do.
+    uint64_t cache_rv = 0;
   };
   ResourceState& stateLocked(const ServedResource& res);
   const ResourceState* stateLocked(const ServedResource& res) const;

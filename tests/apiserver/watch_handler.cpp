@@ -143,6 +143,8 @@ void ApiServer::handleWatch(const HttpRequest& req, const RequestInfo& info, con
     out.finishChunked();
   };
 
+  // RV unset is a consistent start: the cache is brought to the current revision first.
+  if (!opts.has_resource_version) storage_.progress(res);
   std::optional<Storage::WatchStart> start;
   if (watch_list && from_rv) {
     // W9: a watch-list at RV=N waits (3 s) until the store reaches N.
@@ -197,7 +199,7 @@ void ApiServer::handleWatch(const HttpRequest& req, const RequestInfo& info, con
       if (opts.allow_watch_bookmarks && due) {
         if (now + kPreDeadlineBookmark >= deadline) pre_deadline_sent = true;
         next_bookmark = now + opts_.bookmark_interval;
-        auto rv = storage_.idleRv(*start->queue);
+        auto rv = storage_.idleRv(res, *start->queue);
         if (rv && *rv > last_rv) {
           last_rv = *rv;
           if (!out.writeChunk(enc.bookmark(*rv, false))) break;

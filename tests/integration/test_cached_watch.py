@@ -183,7 +183,10 @@ class CachedWatchTest(unittest.TestCase):
         s = self.watch(self.proxy.port, "/api/v1/pods?watch=1&allowWatchBookmarks=true"
                                         "&timeoutSeconds=3&sendInitialEvents=false&resourceVersionMatch=NotOlderThan")
         # Upstream bookmarks (every second) reach an idle client; RVs never go backwards.
+        # A write elsewhere moves the cluster's revision; a consistent LIST of pods brings
+        # the upstream's pods cache to it, so its next bookmark carries it (as kube-apiserver).
         clients.request(self.upstream + "/api/v1/namespaces/default/configmaps", "POST", {"metadata": {"name": "x"}})
+        clients.request(self.upstream + "/api/v1/pods")
         s.wait(lambda ev: any(e["type"] == "BOOKMARK" for e in ev), timeout=5)
         started = time.monotonic()
         s.wait_end(timeout=6)

@@ -215,8 +215,10 @@ class ChainFidelityTest(unittest.TestCase):
         s = WatchStream("127.0.0.1", self.b.port,
                         "/api/v1/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=%s" % rv)
         self.addCleanup(s.close)
-        # A write to another resource moves the RV, so a bookmark is due (W7).
+        # A write to another resource moves the cluster's revision; a consistent LIST of
+        # configmaps brings the upstream's configmaps cache to it, so a bookmark is due (W7).
         clients.request(self.upstream + "/api/v1/namespaces/default/pods", "POST", clients.pod("bookmark-mover"))
+        clients.request(self.upstream + "/api/v1/configmaps")
         bookmark = s.wait(lambda ev: next((e for e in ev if e["type"] == "BOOKMARK"), None), timeout=20,
                           message="bookmark through B")
         self.assertGreater(int(bookmark["object"]["metadata"]["resourceVersion"]), int(rv))

@@ -81,10 +81,13 @@ class Scenarios:
         clients.ensure_namespace(self.upstream_url, "py-informer")
         clients.random_changes(self.upstream_url, "py-informer", 60, seed=3)
         clients.wait_equal(informer, self.upstream_url)
-        # W7: a bookmark is only sent once the RV moved past the watcher's last event,
-        # which a write to another resource does (one RV space, like etcd's revision).
+        # W7: a bookmark is only sent once the watch cache's RV moved past the watcher's
+        # last event: a write to another resource moves the cluster's revision, and a
+        # consistent LIST of pods brings the pods cache to it (the apiserver's etcd
+        # progress request), as in kube-apiserver.
         clients.request(self.upstream_url + "/api/v1/namespaces/default/configmaps", "POST",
                         {"metadata": {"name": "advance-rv"}})
+        clients.request(self.upstream_url + "/api/v1/pods")
         informer.wait_event(lambda e: e.get("event") == "bookmark", timeout=10)
 
 

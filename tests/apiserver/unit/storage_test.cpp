@@ -138,11 +138,33 @@ TEST_CASE("A bookmark resourceVersion is offered only while the watcher has noth
   Fixture f;
   auto w = f.storage.watch(f.cms, "", false, f.storage.currentRv());
   REQUIRE(w);
-  CHECK(f.storage.idleRv(*w->queue) == f.storage.currentRv());
+  CHECK(f.storage.idleRv(f.cms, *w->queue) == f.storage.currentRv());
   f.put("ns", "a", "1");
-  CHECK_FALSE(f.storage.idleRv(*w->queue));
+  CHECK_FALSE(f.storage.idleRv(f.cms, *w->queue));
   w->queue->pop(std::chrono::steady_clock::now());
-  CHECK(f.storage.idleRv(*w->queue) == f.storage.currentRv());
+  CHECK(f.storage.idleRv(f.cms, *w->queue) == f.storage.currentRv());
+}
+
+TEST_CASE("An idle resource's bookmarks stand still until a consistent read brings its cache forward") {
+  Fixture f;
+  f.put("ns", "a", "1");
+  auto w = f.storage.watch(f.cms, "", false, f.storage.currentRv());
+  REQUIRE(w);
+  const uint64_t cm_rv = f.storage.currentRv();
+  // Writes to another resource move the cluster's revision, not this cache's.
+  const ServedResource& secrets = *f.catalog.find("", "v1", "secrets");
+  auto r = f.storage.mutate(secrets, "ns", "s", [&](const StoredObjectPtr&, uint64_t rv) -> Result<Storage::Mutation> {
+    rapidjson::Document d;
+    const std::string json = R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"ns","resourceVersion":")" +
+                             std::to_string(rv) + R"("}})";
+    d.Parse(json.c_str());
+    return Storage::Mutation{Storage::Mutation::Action::Put, makeStored(secrets, d)};
+  });
+  REQUIRE(std::holds_alternative<StoredObjectPtr>(r));
+  CHECK(f.storage.currentRv() > cm_rv);
+  CHECK(f.storage.idleRv(f.cms, *w->queue) == cm_rv);
+  f.storage.progress(f.cms);
+  CHECK(f.storage.idleRv(f.cms, *w->queue) == f.storage.currentRv());
 }
 
 TEST_CASE("A full watch queue closes the stream instead of growing (W6)") {
