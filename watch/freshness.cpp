@@ -6,6 +6,8 @@ void FreshnessProofs::record(std::string_view scope, Freshness proof) {
   std::lock_guard lock(mu_);
   auto it = proofs_.find(scope);
   if (it == proofs_.end()) {
+    // Scopes are namespaces clients name: bounded, since a proof is only a shortcut.
+    if (proofs_.size() >= kMaxScopes) proofs_.clear();
     proofs_.emplace(std::string(scope), proof);
     return;
   }
@@ -71,6 +73,7 @@ ProbeFlightPtr ProbeFlights::current(const std::string& scope) const {
 void ProbeFlights::issue(const ProbeFlightPtr& flight) {
   std::lock_guard lock(mu_);
   flight->issued_at_ = Clock::now();
+  if (last_issued_.size() >= kMaxScopes) last_issued_.clear();  // only spaces probes
   flight->issued_.store(true, std::memory_order_release);
   for (auto& [scope, f] : flights_) {
     if (f == flight) last_issued_[scope] = flight->issued_at_;

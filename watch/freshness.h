@@ -40,6 +40,9 @@ struct Freshness {
   uint64_t state_rv = 0;
 };
 
+// Scopes remembered at most (per resource); namespaces are named by clients.
+inline constexpr size_t kMaxScopes = 1024;
+
 class FreshnessProofs {
  public:
   // Remembers that the store at `proof.state_rv` holds the upstream's state at

@@ -61,3 +61,16 @@ TEST_CASE("Consistent reads share a probe only if it left after they arrived") {
 }
 
 }  // namespace watch
+
+namespace watch {
+
+TEST_CASE("Proofs of client-named namespaces stay bounded") {
+  FreshnessProofs proofs;
+  for (int i = 0; i < 3 * static_cast<int>(kMaxScopes); ++i) {
+    proofs.record("ns-" + std::to_string(i), Freshness{100, 10});
+  }
+  // The newest is kept (older ones may have been dropped: a proof is only a shortcut).
+  CHECK(proofs.provenAt("ns-" + std::to_string(3 * kMaxScopes - 1), 10) == 100);
+}
+
+}  // namespace watch
