@@ -9,6 +9,7 @@
 // consistent PartialObjectMetadataList of the scope). Idle small scopes go straight to the
 // metadata list (one request is both the fence and the proof); busy or large ones read a
 // revision fence first and list metadata only if the store does not get there.
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -82,7 +83,9 @@ asio::awaitable<std::optional<UpstreamReply>> ask(CacheContext& ctx, const std::
 // A revision at least as new as every write completed before the call (C3).
 asio::awaitable<std::optional<uint64_t>> revisionFence(CacheContext& ctx, const std::string& collection) {
   if (g_revision_fence_usable.load(std::memory_order_relaxed)) {
-    if (auto reply = co_await ask(ctx, kRevisionFencePath, kMaxFenceBody, "application/json")) {
+    const std::string path = kRevisionFencePath;
+    const std::string accept = "application/json";
+    if (auto reply = co_await ask(ctx, path, kMaxFenceBody, accept)) {
       if (reply->code == 200) {
         if (auto rv = listRevision(reply->body)) co_return rv;
       }
@@ -93,13 +96,16 @@ asio::awaitable<std::optional<uint64_t>> revisionFence(CacheContext& ctx, const 
       co_return std::nullopt;
     }
   }
-  auto reply = co_await ask(ctx, collection + "?limit=1", kMaxFenceBody, "application/json");
+  const std::string path = collection + "?limit=1";
+  const std::string accept = "application/json";
+  auto reply = co_await ask(ctx, path, kMaxFenceBody, accept);
   if (!reply || reply->code != 200) co_return std::nullopt;
   co_return listRevision(reply->body);
 }
 
 asio::awaitable<std::optional<cache::MetadataList>> metadataList(CacheContext& ctx, const std::string& collection) {
-  auto reply = co_await ask(ctx, collection, kMaxMetadataBody, kMetadataAccept);
+  const std::string accept = kMetadataAccept;
+  auto reply = co_await ask(ctx, collection, kMaxMetadataBody, accept);
   if (!reply || reply->code != 200) co_return std::nullopt;
   auto parsed = cache::parseMetadataList(reply->body);
   if (!parsed || parsed->has_continue) co_return std::nullopt;
@@ -208,7 +214,10 @@ asio::awaitable<std::optional<watch::Freshness>> proveFresh(CacheContext& ctx, c
     if (!seat.flight) {
       // The probe in flight left before this request arrived: wait for it, then the next.
       if (auto current = flights.current(scope)) {
-        co_await awaitStore([current] { return current->landed(); }, deadline, 200us, 2ms);
+        // Named, not a temporary in the co_await: GCC 12 destroyed an owning lambda
+        // temporary there twice (ASan: the flight freed while another waiter polled it).
+        const std::function<bool()> landed = [flight = current.get()] { return flight->landed(); };
+        co_await awaitStore(landed, deadline, 200us, 2ms);
       }
       if (Clock::now() >= deadline) co_return std::nullopt;
       continue;
@@ -221,7 +230,8 @@ asio::awaitable<std::optional<watch::Freshness>> proveFresh(CacheContext& ctx, c
       }
       flights.issue(seat.flight);
       landing.land(co_await runProbe(ctx, cached, ns, collection));
-    } else if (!co_await awaitStore([f = seat.flight] { return f->landed(); }, deadline, 200us, 2ms)) {
+    } else if (const std::function<bool()> landed = [flight = seat.flight.get()] { return flight->landed(); };
+               !co_await awaitStore(landed, deadline, 200us, 2ms)) {
       co_return std::nullopt;
     } else {
       ctx.metrics.freshnessProbeShared(cached.resource().displayName());
