@@ -294,6 +294,18 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
       break;
     }
     case ListPlan::Read::Exact: {
+      // Exactly the revision a freshness proof showed the current state to be the
+      // upstream's at (client-go's consistency detector lists at the initial-events-end
+      // bookmark's RV): that state, unpaged. Other revisions beyond the store: below.
+      if (const auto current = store.snapshot(); current->resourceVersion() < plan.rv &&
+          cached.freshness().provenAt(ns, current->resourceVersion()) == plan.rv && plan.start_key.empty()) {
+        result = listSnapshot(*current, options, ns, plan);
+        if (result->continue_token.empty()) {
+          result->resource_version = plan.rv;
+          break;
+        }
+        result.reset();
+      }
       switch (co_await awaitResourceVersionOrPassThrough(ctx, store, plan.rv)) {
         case ResourceVersionWait::Reached: break;
         case ResourceVersionWait::PassThrough: co_return std::nullopt;

@@ -210,10 +210,17 @@ class FreshnessTest(unittest.TestCase):
         rv = int(bookmark["object"]["metadata"]["resourceVersion"])
         self.assertGreaterEqual(rv, n)
         initial = sorted(e["object"]["metadata"]["name"] for e in w.events[:w.events.index(bookmark)])
-        # client-go's consistency detector: an Exact LIST at the bookmark's RV, upstream.
-        status, body = clients.request(self.base + "%s?resourceVersion=%d&resourceVersionMatch=Exact" % (CMS, rv))
+        # client-go's consistency detector: an Exact LIST at the bookmark's RV, upstream and
+        # through the proxy (which answers it from memory: the state it proved at that RV).
+        exact = "%s?resourceVersion=%d&resourceVersionMatch=Exact" % (CMS, rv)
+        status, body = clients.request(self.base + exact)
         self.assertEqual(status, 200, body)
         self.assertEqual(sorted(i["metadata"]["name"] for i in json.loads(body)["items"]), initial)
+        status, headers, body = self.c.call("GET", exact)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["metadata"]["resourceVersion"], str(rv))
+        self.assertEqual(sorted(i["metadata"]["name"] for i in json.loads(body)["items"]), initial)
+        self.assertTrue(headers.get("X-Kube-Cache-Proxy", "").startswith("cache"), headers)
 
 
 class CachePolicyTest(unittest.TestCase):
