@@ -303,7 +303,7 @@ def bench_freshness(processes, workdir, informers, watchers):
             c.conn.request("GET", "/api/v1/configmaps?watch=true", headers=c.headers)
             conns.append(c.conn.getresponse())
         time.sleep(2)
-        watches = watch_count(plane, "configmaps") - before
+        watches = max(0, watch_count(plane, "configmaps") - before)  # the proxy's own may have restarted
         name_cm = "fresh-%d" % time.monotonic_ns()
         a = plane.request("/api/v1/namespaces/default/configmaps", "POST", {"metadata": {"name": name_cm}})
         assert a.status == 201, a.body

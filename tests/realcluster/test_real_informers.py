@@ -7,6 +7,8 @@ restart and an etcd compaction. Contract clauses: K1, K2, K4 (the clients), W4, 
 (watch RVs, bookmarks, watch-list), R3 and R7 (the detector's Exact LIST at an RV that
 another resource's write may have made), C1.
 """
+import http.client
+import json
 import os
 import random
 import subprocess
@@ -117,6 +119,57 @@ class GoInformersThroughProxyTest(unittest.TestCase):
         for name, inf in informers:
             self.assertIsNone(inf.proc.poll(), "%s exited: the consistency detector fired?" % name)
             self.assertNotIn("inconsistency", inf.stderr())
+
+    def test_idle_resources_are_served_from_memory_while_the_cluster_churns(self):
+        """Issue 15 against kube-apiserver: with Leases and Events churning, watch-list
+        informers (detector on) over idle resources sync through the proxy without a watch
+        of their own at the apiserver, and reads at another resource's RV, consistent reads
+        and RV-unset watches of an idle resource are answered from memory (C1, R3, W4, W9)."""
+        idle = ["configmaps", "secrets", "services", "serviceaccounts", "limitranges"]
+        self.plane.churn(nodes=20, events=2, interval="2s")
+        self.addCleanup(self.plane.stop_churn)
+        proxy = realcluster.start_proxy(self.processes, self.plane, "--cache", ",".join(idle), "--cache-on-demand=false")
+        kubeconfig = realcluster.proxy_kubeconfig(self.workdir, proxy.port)
+
+        def watches():
+            total = 0.0
+            for line in self.plane.request("/metrics").body.decode().splitlines():
+                if line.startswith("apiserver_longrunning_requests{") and 'verb="WATCH"' in line and \
+                        any('resource="%s"' % r in line for r in idle):
+                    total += float(line.rsplit(" ", 1)[1])
+            return total
+        before = watches()
+        env = dict(os.environ, KUBE_WATCHLIST_INCONSISTENCY_DETECTOR="true")
+        procs = [subprocess.Popen([realcluster.tool("informer"), "--kubeconfig", kubeconfig, "--resources", ",".join(idle)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                  env=env) for _ in range(5)]
+        def stop(p):
+            p.kill()
+            p.wait()
+            p.stdin.close()
+            p.stdout.close()
+        for p in procs:
+            self.addCleanup(stop, p)
+        for p in procs:
+            line = p.stdout.readline()
+            self.assertIn('"synced"', line, "an informer did not sync through the proxy")
+        self.assertLessEqual(watches() - before, 0, "informers' watches reached the apiserver")
+
+        conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=30)
+        self.addCleanup(conn.close)
+        for _ in range(5):
+            rv = self.plane.request("/api/v1/namespaces/default/secrets", "POST",
+                                    {"metadata": {"generateName": "s-"}}).json()["metadata"]["resourceVersion"]
+            for path in ("/api/v1/namespaces/default/configmaps?resourceVersion=" + rv,
+                         "/api/v1/namespaces/default/configmaps"):
+                conn.request("GET", path, headers={"Accept": "application/json"})
+                r = conn.getresponse()
+                body = r.read()
+                self.assertEqual(r.status, 200, body[:300])
+                self.assertTrue((r.getheader("X-Kube-Cache-Proxy") or "").startswith("cache"), path)
+                self.assertGreaterEqual(int(json.loads(body)["metadata"]["resourceVersion"]), int(rv))
+        for p in procs:
+            self.assertIsNone(p.poll(), "an informer exited: the consistency detector fired?")
 
 
 if __name__ == "__main__":
