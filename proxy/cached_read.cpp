@@ -428,9 +428,15 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedRead(DownstreamRequest
   const RequestInfo& info = req.info;
   const bool is_list = info.verb == "list";
   // GET /api/v1/namespaces/<n> is the cluster-scoped namespace object <n>.
-  const bool namespace_object = !is_list && info.api_group.empty() && info.resource == "namespaces";
+  // GET /api/v1/namespaces/<n> is the cluster-scoped namespace object <n>; the nested
+  // /api/v1/namespaces/<a>/namespaces/<b> is no route of the apiserver's (404).
+  const bool namespace_object =
+      !is_list && info.api_group.empty() && info.resource == "namespaces" && info.namespace_ == info.name;
   std::shared_ptr<watch::CachedResource> cached =
       ctx.registry.find(info.api_group, info.api_version, info.resource, namespace_object ? "" : info.namespace_);
+  // A cluster-scoped resource under a namespace path: the apiserver has no such route and
+  // answers 404 itself; the cache must not answer it as the cluster-wide collection.
+  if (cached && !cached->resource().namespaced && !info.namespace_.empty() && !namespace_object) co_return std::nullopt;
   CachedFacts facts;
   if (cached) {
     facts.resource = &cached->resource();

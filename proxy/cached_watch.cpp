@@ -581,6 +581,8 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
   auto cached = ctx.registry.find(info.api_group, info.api_version, info.resource, info.namespace_);
   if (!cached || !cached->hasSynced()) co_return std::nullopt;
   if (!cached->namespaceScope().empty() && cached->namespaceScope() != info.namespace_) co_return std::nullopt;
+  // A cluster-scoped resource under a namespace path is no route of the apiserver's (404).
+  if (!cached->resource().namespaced && !info.namespace_.empty()) co_return std::nullopt;
 
   const size_t q = req.target.find('?');
   const std::string_view query = q == std::string::npos ? std::string_view() : std::string_view(req.target).substr(q + 1);

@@ -80,6 +80,13 @@ std::string_view findHeader(const HeaderList& headers, std::string_view name) {
   return {};
 }
 
+bool requestsImpersonation(const HeaderList& headers) {
+  constexpr std::string_view kPrefix = "impersonate-";
+  return std::any_of(headers.begin(), headers.end(), [&](const auto& h) {
+    return h.first.size() >= kPrefix.size() && headerNameEquals(std::string_view(h.first).substr(0, kPrefix.size()), kPrefix);
+  });
+}
+
 bool isUpgradeRequest(const HeaderList& headers) {
   auto tokens = allConnectionTokens(headers);
   bool connection_upgrade = std::find(tokens.begin(), tokens.end(), "upgrade") != tokens.end();

@@ -29,6 +29,11 @@ std::vector<std::string> connectionTokens(std::string_view value);
 // and an Upgrade header is present).
 bool isUpgradeRequest(const HeaderList& headers);
 
+// True when the request asks the apiserver to act as someone else (Impersonate-User,
+// -Group, -Uid, -Extra-*). The cache answers with the proxy's (or the gateway caller's)
+// view, never the narrower one of the impersonated user: such requests pass through.
+bool requestsImpersonation(const HeaderList& headers);
+
 // The first value of `name`, or "" when absent.
 std::string_view findHeader(const HeaderList& headers, std::string_view name);
 

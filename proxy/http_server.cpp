@@ -11,6 +11,8 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <algorithm>
+
 #include <boost/asio/steady_timer.hpp>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -174,9 +176,23 @@ std::optional<auth::UserInfo> certificateUser(SSL* ssl) {
     return out;
   };
   auth::UserInfo user;
-  if (const int cn = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); cn >= 0) user.name = text(cn);
+  // Go's pkix.Name keeps the last CommonName of the subject, and the apiserver's x509
+  // authenticator names the user by it.
+  int cn = -1;
+  for (int i = -1; (i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) >= 0;) cn = i;
+  if (cn >= 0) user.name = text(cn);
   if (user.name.empty()) return std::nullopt;
   for (int o = -1; (o = X509_NAME_get_index_by_NID(subject, NID_organizationName, o)) >= 0;) user.groups.push_back(text(o));
+  // The name and groups become Impersonate-* header values upstream: a control character
+  // (a CR LF would add a header the CA never granted, e.g. Impersonate-Group:
+  // system:masters) refuses the certificate, so the request is unauthenticated (401).
+  const auto has_control = [](const std::string& v) {
+    return std::any_of(v.begin(), v.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+  };
+  if (has_control(user.name) || std::any_of(user.groups.begin(), user.groups.end(), has_control)) {
+    spdlog::warn("refused a client certificate whose subject holds control characters");
+    return std::nullopt;
+  }
   user.groups.emplace_back("system:authenticated");
   return user;
 }
@@ -478,6 +494,10 @@ asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::serveFromCache
                                                                                   Worker& worker,
                                                                                   SessionControl& control) {
   if (!registry || !req.info.is_resource_request || !req.info.subresource.empty()) co_return std::nullopt;
+  if (requestsImpersonation(req.headers)) {
+    metrics.cachePassThrough(req.info.resource, "impersonation");
+    co_return std::nullopt;
+  }
   CacheContext ctx{*registry, worker.pool, control, options, metrics};
   if (req.info.verb == "get" || req.info.verb == "list") co_return co_await serveCachedRead(req, ctx);
   if (req.info.verb == "watch") co_return co_await serveCachedWatch(req, ctx);

@@ -277,6 +277,53 @@ class GatewayTest(unittest.TestCase):
         status, _, body = self.gateway("/api/v1/namespaces/a/pods", cert=stranger)
         self.assertEqual((status, body), (401, UNAUTHORIZED + b"\n"))
 
+    # -- security round two (issue 16) -----------------------------------------------------
+
+    def test_finding_1_certificate_names_with_control_characters_are_refused(self):
+        """A CN that would smuggle a header into Impersonate-User is refused (401), not passed on."""
+        smuggler = issue(self.dir, "smuggler", "/O=team-a/CN=carol\r\nImpersonate-Group: system:masters",
+                         "extendedKeyUsage=clientAuth\n")
+        status, _, body = self.gateway("/api/v1/namespaces/b/pods", cert=smuggler)
+        self.assertEqual((status, body), (401, UNAUTHORIZED + b"\n"))
+        status, _, body = self.gateway("/api/v1/namespaces/a/configmaps", cert=smuggler, method="POST",
+                                       body={"metadata": {"name": "smuggled"}})
+        self.assertEqual(status, 401, body)
+
+    def test_finding_1_the_last_common_name_names_the_user_as_in_the_apiserver(self):
+        for subject, user in (("/O=none/CN=mallory/CN=carol", "carol"), ("/O=none/CN=carol/CN=mallory", "mallory")):
+            cert = issue(self.dir, "last-" + user, subject, "extendedKeyUsage=clientAuth\n")
+            status, _, body = self.gateway("/api/v1/namespaces/a/pods?resourceVersion=0", cert=cert)
+            self.assertEqual(status, 403, body)
+            self.assertIn('User "%s"' % user, json.loads(body)["message"])
+
+    def test_finding_3_a_namespace_under_a_namespace_is_no_route(self):
+        for path in ("/api/v1/namespaces/a/namespaces/b", "/api/v1/namespaces/a/namespaces/b?resourceVersion=0",
+                     "/api/v1/namespaces/a/namespaces?resourceVersion=0"):
+            want, _, want_body = self.upstream(path, "admin-token")
+            status, headers, body = self.gateway(path, "admin-token")
+            self.assertFalse(from_cache_header(headers), (path, headers))
+            self.assertEqual((status, body), (want, want_body), path)
+            self.assertEqual(status, 404, path)
+        status, headers, _ = self.gateway("/api/v1/namespaces/b?resourceVersion=0", "admin-token")
+        self.assertEqual(status, 200)
+        self.assertTrue(from_cache_header(headers), headers)
+
+    def test_finding_7_impersonating_requests_pass_through_in_both_modes(self):
+        """An admin impersonating carol must see carol's view (403 in namespace b), not the cache's."""
+        sidecar = self.procs.start([harness.PROXY_BIN, "--listen", "127.0.0.1:0", "--upstream",
+                                    "http://%s:%d" % (self.api.host, self.api.port), "--token", "admin-token",
+                                    "--cache", "pods", "--cache-on-demand=false"])
+        harness.wait_for(lambda: harness.http_get(sidecar.host, sidecar.port, "/readyz")[0] == 200, timeout=30,
+                         message="sidecar ready")
+        path = "/api/v1/namespaces/b/pods?resourceVersion=0"
+        for headers in ({"Impersonate-User": "carol"}, {"impersonate-user": "carol", "Impersonate-Group": "team-a"}):
+            status, answer, body = harness.http_get(sidecar.host, sidecar.port, path, headers=headers)
+            self.assertEqual(status, 403, body)
+            self.assertFalse(from_cache_header(answer), answer)
+        status, answer, _ = harness.http_get(sidecar.host, sidecar.port, path)
+        self.assertEqual(status, 200)
+        self.assertTrue(from_cache_header(answer), answer)
+
     # -- clients and operations ------------------------------------------------------------
 
     def test_kubectl_with_a_token_through_the_tls_gateway(self):

@@ -87,3 +87,12 @@ TEST_CASE("Message heads are written with the framing of their hop") {
   CHECK(formatResponseHead(503, "", {}, BodyFraming::ContentLength, 2, false) ==
         "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 2\r\nConnection: close\r\n\r\n");
 }
+
+TEST_CASE("Impersonation headers, in any case, make a request the upstream's to answer (issue 16, finding 7)") {
+  CHECK(requestsImpersonation({{"Impersonate-User", "carol"}}));
+  CHECK(requestsImpersonation({{"Accept", "*/*"}, {"impersonate-group", "team-a"}}));
+  CHECK(requestsImpersonation({{"IMPERSONATE-UID", "1"}}));
+  CHECK(requestsImpersonation({{"Impersonate-Extra-Scopes", "view"}}));
+  CHECK_FALSE(requestsImpersonation({{"Accept", "application/json"}, {"Authorization", "Bearer x"}}));
+  CHECK_FALSE(requestsImpersonation({{"Impersonat", "x"}}));
+}
