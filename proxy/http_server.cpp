@@ -229,6 +229,13 @@ struct ProxyServer::Impl {
   std::pair<unsigned, std::string> readyz(std::string_view raw_query) const;
   // The cache a write's answer waits for (read-your-writes), or nullopt.
   std::optional<WriteSyncTarget> writeSyncTarget(const DownstreamRequest& req);
+  // The resource label of a request's metrics: a resource discovery lists, else "other"
+  // (the path is the client's to choose; issue 16, finding 2).
+  std::string_view resourceLabel(const RequestInfo& info) const {
+    if (info.resource.empty()) return {};
+    if (registry && registry->known(info.api_group, info.api_version, info.resource)) return info.resource;
+    return "other";
+  }
   // The cache's answer, or nullopt to pass through.
   asio::awaitable<std::optional<ForwardOutcome>> serveFromCache(DownstreamRequest& req, Worker& worker,
                                                                 SessionControl& control);
@@ -495,7 +502,7 @@ asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::serveFromCache
                                                                                   SessionControl& control) {
   if (!registry || !req.info.is_resource_request || !req.info.subresource.empty()) co_return std::nullopt;
   if (requestsImpersonation(req.headers)) {
-    metrics.cachePassThrough(req.info.resource, "impersonation");
+    metrics.cachePassThrough(resourceLabel(req.info), "impersonation");
     co_return std::nullopt;
   }
   CacheContext ctx{*registry, worker.pool, control, options, metrics};
@@ -606,7 +613,8 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       }
       if (outcome.code != 0) {
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        metrics.observeRequest(req.info.verb, req.info.resource, outcome.code, served_by, seconds, outcome.long_running);
+        metrics.observeRequest(req.info.verb, resourceLabel(req.info), outcome.code, served_by, seconds,
+                               outcome.long_running);
         client.requestAnswered();
         logAccess(req.method, req.target, outcome.code, served_by, seconds, client_ip,
                   std::string(findHeader(req.headers, "User-Agent")));

@@ -134,8 +134,19 @@ const prometheus::Histogram::BucketBoundaries kWriteSyncBuckets = {0.0005, 0.001
 ProxyMetrics::ProxyMetrics() : impl_(std::make_unique<Impl>()) {}
 ProxyMetrics::~ProxyMetrics() = default;
 
+std::string_view verbLabel(std::string_view verb) {
+  static constexpr std::string_view kVerbs[] = {"get",  "list",   "watch", "create", "update", "patch",
+                                                "delete", "deletecollection", "proxy", "post", "put",
+                                                "head", "options"};
+  for (std::string_view known : kVerbs) {
+    if (verb == known) return known;
+  }
+  return "other";
+}
+
 void ProxyMetrics::observeRequest(std::string_view verb, std::string_view resource, unsigned code,
                                   std::string_view served_by, double seconds, bool long_running) {
+  verb = verbLabel(verb);
   impl_->requests
       .Add({{"verb", std::string(verb)},
             {"resource", std::string(resource)},

@@ -60,6 +60,11 @@ struct CollectedFamily {
 };
 using MetricsCollector = std::function<std::vector<CollectedFamily>()>;
 
+// The verb label of a request: the apiserver's verbs and the HTTP methods of non-resource
+// requests as they are, anything else "other", so a client cannot grow the label set
+// (issue 16, finding 2: 3,000 requests with made-up names grew /metrics to 180 MB).
+std::string_view verbLabel(std::string_view verb);
+
 // The product token of a User-Agent ("kubectl" of "kubectl/v1.32.4 (linux/amd64) ..."),
 // or "unknown" when there is none or it holds characters a product token cannot.
 std::string userAgentProduct(std::string_view user_agent);

@@ -72,6 +72,11 @@ std::shared_ptr<CachedResource> InformerManager::findRunning(std::string_view gr
   return findLocked(group, version, resource, namespace_name, false);
 }
 
+bool InformerManager::known(std::string_view group, std::string_view version, std::string_view resource) const {
+  std::lock_guard lock(mu_);
+  return discovered_.find(gvrKey(group, version, resource)) != discovered_.end();
+}
+
 std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view group, std::string_view version,
                                                             std::string_view resource, std::string_view namespace_name,
                                                             bool start) {

@@ -98,6 +98,7 @@ class InformerManager final : public InformerRegistry {
                                        std::string_view namespace_name) override;
   std::shared_ptr<CachedResource> findRunning(std::string_view group, std::string_view version,
                                               std::string_view resource, std::string_view namespace_name) override;
+  bool known(std::string_view group, std::string_view version, std::string_view resource) const override;
 
   // True once discovery answered and every configured resource has synced (or was
   // found not cacheable: unknown, denied, forbidden, without list/watch).

@@ -27,6 +27,12 @@ class InformerRegistry {
                                                       std::string_view resource, std::string_view namespace_name) {
     return find(group, version, resource, namespace_name);
   }
+  // True when discovery lists group/version/resource (cacheable or not is another
+  // question). Metrics label only such resources: a path is the client's to choose.
+  virtual bool known(std::string_view group, std::string_view version, std::string_view resource) const {
+    (void)group, (void)version, (void)resource;
+    return false;
+  }
 };
 
 }  // namespace watch

@@ -12,6 +12,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import random
 import shutil
 import socket
 import ssl
@@ -295,6 +296,30 @@ class GatewayTest(unittest.TestCase):
             status, _, body = self.gateway("/api/v1/namespaces/a/pods?resourceVersion=0", cert=cert)
             self.assertEqual(status, 403, body)
             self.assertIn('User "%s"' % user, json.loads(body)["message"])
+
+    def test_finding_2_made_up_resources_and_methods_do_not_grow_the_metrics(self):
+        """Unauthenticated requests naming random 20 KB resources, and odd methods: labelled
+        "other", so /metrics and the proxy's memory stay flat."""
+        def metrics_size():
+            status, _, body = self.gateway("/metrics", "admin-token")
+            self.assertEqual(status, 200)
+            return len(body), body
+        before, _ = metrics_size()
+        rss_before = harness.rss_kib(self.proxy.pid)
+        rnd = random.Random(16)
+        for i in range(300):
+            name = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(20000))
+            status, _, _ = self.gateway("/api/v1/%s" % name)
+            self.assertEqual(status, 401)
+            status, _, _ = self.gateway("/api/v1/namespaces/a/pods", method="M%d" % i)
+            self.assertIn(status, (400, 401, 405))
+        after, body = metrics_size()
+        self.assertLess(after - before, 20000, "the metrics grew by %d bytes" % (after - before))
+        self.assertIn(b'resource="other"', body)
+        self.assertNotIn(b'verb="m1"', body)
+        grew = harness.rss_kib(self.proxy.pid) - rss_before
+        print("finding 2: /metrics %d -> %d bytes, RSS +%d KiB over 600 requests" % (before, after, grew))
+        self.assertLess(grew, 20 * 1024)
 
     def test_finding_3_a_namespace_under_a_namespace_is_no_route(self):
         for path in ("/api/v1/namespaces/a/namespaces/b", "/api/v1/namespaces/a/namespaces/b?resourceVersion=0",
