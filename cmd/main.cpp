@@ -51,6 +51,7 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.tls_cert_file = c.tls_cert_file;
   o.tls_key_file = c.tls_private_key_file;
   o.client_ca_file = c.client_ca_file;
+  o.refused_certificate_groups = c.refuse_client_cert_groups;
   o.authentication_cache_ttl = c.authentication_cache_ttl;
   o.authorization_cache_ttl = c.authorization_cache_ttl;
   o.auth_cache_max_entries = c.auth_cache_size;

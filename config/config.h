@@ -133,6 +133,9 @@ struct Config {
   std::string tls_cert_file;
   std::string tls_private_key_file;
   std::string client_ca_file;  // gateway: client certificates signed by it authenticate
+  // Client certificates naming any of these groups (an O) are refused: the proxy would
+  // impersonate them upstream, and system:masters bypasses all authorization.
+  std::vector<std::string> refuse_client_cert_groups = {"system:masters"};
   // Gateway: how long TokenReview and SubjectAccessReview outcomes are reused, and how
   // many of each are kept.
   std::chrono::milliseconds authentication_cache_ttl{30000};

@@ -41,6 +41,10 @@ Gateway mode (--mode gateway; docs/security.md):
   --tls-private-key-file PATH    PEM private key of --tls-cert-file
   --client-ca-file PATH          accept client certificates signed by this PEM CA bundle
                                  (CN = user, O = groups, as the apiserver maps them)
+  --refuse-client-cert-groups LIST
+                                 refuse client certificates naming any of these groups: the
+                                 proxy impersonates them upstream (default system:masters;
+                                 "" refuses none)
   --authentication-cache-ttl DUR how long a TokenReview outcome is reused (default 30s)
   --authorization-cache-ttl DUR  how long a SubjectAccessReview outcome is reused (default 10s)
   --auth-cache-size N            outcomes kept per cache, least recently used dropped (default 10000)

@@ -137,6 +137,12 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.tls_cert_file) config.tls_cert_file = settings.tls_cert_file->value;
   if (settings.tls_private_key_file) config.tls_private_key_file = settings.tls_private_key_file->value;
   if (settings.client_ca_file) config.client_ca_file = settings.client_ca_file->value;
+  if (settings.refuse_client_cert_groups) {
+    config.refuse_client_cert_groups.clear();
+    for (const std::string& group : settings.refuse_client_cert_groups->values) {
+      if (!group.empty()) config.refuse_client_cert_groups.push_back(group);
+    }
+  }
   if (settings.authentication_cache_ttl) config.authentication_cache_ttl = parseTimeout(*settings.authentication_cache_ttl);
   if (settings.authorization_cache_ttl) config.authorization_cache_ttl = parseTimeout(*settings.authorization_cache_ttl);
   if (settings.auth_cache_size) config.auth_cache_size = parseCount(*settings.auth_cache_size);

@@ -60,6 +60,7 @@ struct Settings {
   std::optional<Setting> mode;
   std::optional<ListSetting> cache;
   std::optional<ListSetting> no_cache;
+  std::optional<ListSetting> refuse_client_cert_groups;
   std::optional<Setting> cache_on_demand;
   std::optional<Setting> cache_idle_timeout;
   std::optional<Setting> watch_bookmark_interval;
@@ -147,6 +148,7 @@ inline constexpr ScalarField kScalarFields[] = {
 inline constexpr ListField kListFields[] = {
     {"cache", &Settings::cache},
     {"no-cache", &Settings::no_cache},
+    {"refuse-client-cert-groups", &Settings::refuse_client_cert_groups},
 };
 
 // Each field of `flags` that is set, else the field of `file`; and a

@@ -161,7 +161,7 @@ class ServingTls {
 
 // The user a verified client certificate names, as the apiserver's x509 authenticator
 // maps it: CN = user name, each O = a group, plus system:authenticated.
-std::optional<auth::UserInfo> certificateUser(SSL* ssl) {
+std::optional<auth::UserInfo> certificateUser(SSL* ssl, const std::vector<std::string>& refused_groups) {
   X509* cert = SSL_get1_peer_certificate(ssl);
   if (!cert) return std::nullopt;
   std::unique_ptr<X509, decltype(&X509_free)> owned(cert, X509_free);
@@ -192,6 +192,15 @@ std::optional<auth::UserInfo> certificateUser(SSL* ssl) {
   if (has_control(user.name) || std::any_of(user.groups.begin(), user.groups.end(), has_control)) {
     spdlog::warn("refused a client certificate whose subject holds control characters");
     return std::nullopt;
+  }
+  // The proxy impersonates a certificate's groups with its own right to impersonate any
+  // group: privileged ones (system:masters by default) only when the operator allows them.
+  for (const std::string& group : user.groups) {
+    if (std::find(refused_groups.begin(), refused_groups.end(), group) != refused_groups.end()) {
+      spdlog::warn("refused the client certificate of {}: group {} is refused (--refuse-client-cert-groups)",
+                   user.name, group);
+      return std::nullopt;
+    }
   }
   user.groups.emplace_back("system:authenticated");
   return user;
@@ -524,7 +533,7 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       co_await tls_stream->async_handshake(asio::ssl::stream_base::server, redirect_error(use_awaitable, ec));
       session->stream.expires_never();
       if (ec) throw std::runtime_error("TLS handshake: " + ec.message());
-      session->certificate_user = certificateUser(tls_stream->native_handle());
+      session->certificate_user = certificateUser(tls_stream->native_handle(), options.refused_certificate_groups);
     }
     // `stopping` covers a connection accepted just before stop(), whose
     // session was not yet registered when stop() marked the others.

@@ -56,6 +56,7 @@ struct ServerOptions {
   std::string tls_cert_file;  // serve TLS when set; reloaded when the files change
   std::string tls_key_file;
   std::string client_ca_file;  // verify client certificates against this CA bundle
+  std::vector<std::string> refused_certificate_groups;  // certificates naming these groups are refused
   std::chrono::milliseconds authentication_cache_ttl{30000};
   std::chrono::milliseconds authorization_cache_ttl{10000};
   size_t auth_cache_max_entries = 10000;

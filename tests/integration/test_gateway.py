@@ -321,6 +321,14 @@ class GatewayTest(unittest.TestCase):
         print("finding 2: /metrics %d -> %d bytes, RSS +%d KiB over 600 requests" % (before, after, grew))
         self.assertLess(grew, 20 * 1024)
 
+    def test_finding_6_privileged_certificate_groups_are_refused_unless_allowed(self):
+        master = issue(self.dir, "master", "/O=system:masters/CN=eve", "extendedKeyUsage=clientAuth\n")
+        status, _, body = self.gateway("/api/v1/namespaces/b/pods", cert=master)
+        self.assertEqual((status, body), (401, UNAUTHORIZED + b"\n"))
+        allowing = self.start_proxy("--refuse-client-cert-groups", "")
+        status, _, body = self.gateway_static(allowing, "/api/v1/namespaces/b/pods", cert=master)
+        self.assertEqual(status, 200, body)
+
     def test_finding_3_a_namespace_under_a_namespace_is_no_route(self):
         for path in ("/api/v1/namespaces/a/namespaces/b", "/api/v1/namespaces/a/namespaces/b?resourceVersion=0",
                      "/api/v1/namespaces/a/namespaces?resourceVersion=0"):

@@ -132,3 +132,14 @@ resources:
   CHECK(loadError({"--upstream", "http://127.0.0.1:6443", "--read-policy", "fast"}, config::test::emptyEnvironment(dir))
             .find("want strict or cache") != std::string::npos);
 }
+
+TEST_CASE("Client certificates naming system:masters are refused unless configured (issue 16, finding 6)") {
+  config::test::TempDir dir;
+  const auto env = config::test::emptyEnvironment(dir);
+  CHECK(loadArgs({"--upstream", "http://127.0.0.1:6443"}, env).refuse_client_cert_groups ==
+        std::vector<std::string>{"system:masters"});
+  CHECK(loadArgs({"--upstream", "http://127.0.0.1:6443", "--refuse-client-cert-groups", "system:masters,system:nodes"}, env)
+            .refuse_client_cert_groups == std::vector<std::string>{"system:masters", "system:nodes"});
+  CHECK(loadArgs({"--upstream", "http://127.0.0.1:6443", "--refuse-client-cert-groups", ""}, env)
+            .refuse_client_cert_groups.empty());
+}
