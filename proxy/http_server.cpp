@@ -479,7 +479,14 @@ std::pair<unsigned, std::string> ProxyServer::Impl::readyz(std::string_view raw_
       continue;
     }
     ok = ok && check.ok;
-    lines += check.ok ? fmt::format("[+]{} ok\n", check.name) : fmt::format("[-]{} failed: {}\n", check.name, check.why);
+    if (check.ok) {
+      lines += fmt::format("[+]{} ok\n", check.name);
+    } else {
+      // As kube-apiserver: the reason goes to the log, not to whoever asks (/readyz needs
+      // no credentials, and the upstream's error names addresses and certificates).
+      lines += fmt::format("[-]{} failed: reason withheld\n", check.name);
+      spdlog::debug("readyz check {} failed: {}", check.name, check.why);
+    }
   }
   if (!ok) return {500, lines + "readyz check failed\n"};
   if (parseBoolParam(query.get("verbose"))) return {200, lines + "readyz check passed\n"};

@@ -143,6 +143,9 @@ class OutageTest(unittest.TestCase):
 
         # The breaker opens on the reflectors' failed reconnects.
         harness.wait_for(lambda: "[-]upstream failed" in self.readyz()[1], timeout=10, message="/readyz upstream failed")
+        # Issue 16 (lower): the reason is withheld, as kube-apiserver does; /readyz needs no token.
+        self.assertIn("[-]upstream failed: reason withheld", self.readyz()[1])
+        self.assertNotIn("unreachable", self.readyz()[1])
         self.assertEqual(self.readyz("?exclude=upstream")[0], 200)
         self.assertEqual(metrics(px)[("kube_cache_proxy_upstream_up", None)], 0)
 
