@@ -112,6 +112,15 @@ std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view gro
   if (cluster_wide) {
     enqueueLocked(api_resource, "", true);
   } else if (!namespace_scope.empty()) {
+    const std::string key = informerKey(api_resource, namespace_scope);
+    if (auto refusal = refused_.find(key); refusal != refused_.end() && clock_.now() < refusal->second.retry_at) {
+      return nullptr;
+    }
+    const auto namespace_informers =
+        std::count_if(informers_.begin(), informers_.end(),
+                      [](const auto& entry) { return !entry.second->namespaceScope().empty(); }) +
+        static_cast<std::ptrdiff_t>(pending_.size());
+    if (static_cast<size_t>(namespace_informers) >= options_.max_namespace_informers) return nullptr;
     enqueueLocked(api_resource, namespace_scope, true);
   }
   return nullptr;
@@ -301,7 +310,14 @@ std::vector<std::shared_ptr<Informer>> InformerManager::collectStoppableLocked()
         forbidden_.insert(gvrKey(resource.group, resource.version, resource.resource));
         log(LogLevel::Warning, informer.name() + ": list forbidden; caching per namespace on demand instead");
       } else {
-        log(LogLevel::Warning, informer.name() + ": list forbidden; not cached");
+        // Remembered with a growing backoff: a request naming this namespace again passes
+        // through instead of starting (and failing) another informer.
+        auto [refusal, first] = refused_.try_emplace(it->first, Refusal{now, options_.refusal_backoff});
+        if (!first) refusal->second.backoff = std::min(refusal->second.backoff * 2, options_.max_refusal_backoff);
+        refusal->second.retry_at = now + refusal->second.backoff;
+        if (refused_.size() > 4 * options_.max_namespace_informers + 1024) refused_.clear();  // bounded too
+        log(LogLevel::Warning, informer.name() + ": list forbidden; not cached, not retried for " +
+                                   std::to_string(refusal->second.backoff.count() / 1000) + " s");
       }
       awaited_.erase(it->first);
     } else if (!(informer.onDemand() && now - informer.lastUsed() >= options_.idle_timeout &&

@@ -70,6 +70,15 @@ struct InformerManagerOptions {
   // Discovery is retried this often while it fails, and at most this often when a find()
   // names a resource it has not seen (a CRD created after start-up).
   std::chrono::milliseconds rediscovery_interval{std::chrono::seconds(30)};
+  // Per-namespace informers started on demand (after a forbidden cluster-wide list), in all:
+  // each is a thread, a LIST and a WATCH, and any namespace name in a request would start
+  // one. Beyond it such reads pass through.
+  size_t max_namespace_informers = 64;
+  // A namespace informer refused by the upstream (403) is not tried again for this long,
+  // doubling per refusal up to max_refusal_backoff, so requests naming forbidden
+  // namespaces do not spend the relist budget the real caches need.
+  std::chrono::milliseconds refusal_backoff{std::chrono::minutes(1)};
+  std::chrono::milliseconds max_refusal_backoff{std::chrono::minutes(30)};
   cache::EventHistoryOptions history;
   // Template for every reflector (backoff, watch timeouts, log sink).
   ReflectorOptions reflector;
@@ -154,6 +163,13 @@ class InformerManager final : public InformerRegistry {
   std::deque<StartRequest> queue_;                                           // guarded by mu_
   // "group/version/resource" whose cluster-wide list is forbidden.
   std::set<std::string, std::less<>> forbidden_;  // guarded by mu_
+  // Namespace informer keys the upstream refused: when they may be tried again, and the
+  // backoff of the next refusal.
+  struct Refusal {
+    Clock::TimePoint retry_at;
+    std::chrono::milliseconds backoff;
+  };
+  std::map<std::string, Refusal, std::less<>> refused_;  // guarded by mu_
   // Informer keys readiness waits for; settled ones (synced or given up) are removed.
   std::set<std::string> awaited_;  // guarded by mu_
   bool configured_started_ = false;  // guarded by mu_

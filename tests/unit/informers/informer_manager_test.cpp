@@ -364,3 +364,40 @@ TEST_CASE("Stopping the manager stops every informer; held caches stay readable"
   CHECK(manager.informers().empty());
   CHECK(pods->store().stats().objects == 2);
 }
+
+TEST_CASE("Per-namespace informers are capped: beyond the cap, reads of other namespaces pass through (issue 16, finding 4)") {
+  Fixture f;
+  f.upstream.forbidden = {"pods/"};
+  f.options.configured = {configured("", "pods")};
+  f.options.max_namespace_informers = 2;
+  auto& manager = f.start();
+  REQUIRE(eventually([&] { return manager.ready(); }));
+  REQUIRE(f.synced("", "v1", "pods", "ns1"));
+  REQUIRE(f.synced("", "v1", "pods", "ns2"));
+  CHECK(manager.find("", "v1", "pods", "ns3") == nullptr);
+  f.rounds();
+  CHECK(manager.find("", "v1", "pods", "ns3") == nullptr);
+  CHECK(f.upstream.openedFor("pods/ns3") == 0);
+  CHECK(manager.informers().size() == 2);
+}
+
+TEST_CASE("A namespace the upstream refuses is not tried again until its backoff has passed (issue 16, finding 4)") {
+  Fixture f;
+  f.upstream.forbidden = {"pods/", "pods/locked"};
+  f.options.configured = {configured("", "pods")};
+  f.options.refusal_backoff = std::chrono::minutes(1);
+  auto& manager = f.start();
+  REQUIRE(eventually([&] { return manager.ready(); }));
+  CHECK(manager.find("", "v1", "pods", "locked") == nullptr);
+  REQUIRE(eventually([&] { return f.upstream.openedFor("pods/locked") == 1; }));
+  REQUIRE(eventually([&] {  // refused, given up and remembered
+    manager.find("", "v1", "pods", "locked");
+    return manager.informers().empty();
+  }));
+  for (int i = 0; i < 20; ++i) CHECK(manager.find("", "v1", "pods", "locked") == nullptr);
+  f.rounds();
+  CHECK(f.upstream.openedFor("pods/locked") == 1);
+  f.clock.advance(std::chrono::minutes(2));
+  manager.find("", "v1", "pods", "locked");
+  REQUIRE(eventually([&] { return f.upstream.openedFor("pods/locked") == 2; }));
+}
