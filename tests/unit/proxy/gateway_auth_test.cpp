@@ -159,3 +159,16 @@ TEST_CASE("401 and 403 are worded as the apiserver words them (E1)") {
   CHECK(forbiddenStatus(alice, attrs("GET", "/metrics"), "").message ==
         R"(forbidden: User "alice" cannot get path "/metrics")");
 }
+
+TEST_CASE("The decision cache is bounded in bytes, not only entries: long keys evict (issue 16, finding 5)") {
+  cache::testing::FakeClock clock;
+  DecisionCache<int> c(1h, 100000, clock, 256 * 1024);
+  for (int i = 0; i < 1000; ++i) c.put(std::to_string(i) + std::string(4 * 1024, 'k'), i);
+  CHECK(c.bytes() <= 256 * 1024);
+  CHECK(c.size() < 40);
+  CHECK(c.find("999" + std::string(4 * 1024, 'k')) == 999);  // the newest stay
+  CHECK_FALSE(c.find("0" + std::string(4 * 1024, 'k')));
+  // A key of more than a sixteenth of the bound is not cached at all.
+  c.put(std::string(32 * 1024, 'x'), 1);
+  CHECK_FALSE(c.find(std::string(32 * 1024, 'x')));
+}
