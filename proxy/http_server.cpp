@@ -288,6 +288,11 @@ struct ProxyServer::Impl {
 
 asio::awaitable<void> ProxyServer::Impl::acceptLoop() {
   size_t next = 0;
+  // Go's http.Server after a temporary accept error: wait 5 ms, doubling up to 1 s, so
+  // EMFILE (out of descriptors, the pending connection still queued) does not spin a core
+  // (issue 16). Reset by the next accepted connection.
+  std::chrono::milliseconds retry_delay{0};
+  asio::steady_timer retry_timer(co_await asio::this_coro::executor);
   while (true) {
     Worker& worker = *workers[next++ % workers.size()];
     error_code ec;
@@ -295,10 +300,15 @@ asio::awaitable<void> ProxyServer::Impl::acceptLoop() {
         co_await acceptor->async_accept(worker.ctx, redirect_error(use_awaitable, ec));
     if (ec) {
       if (stopping || ec == asio::error::operation_aborted) co_return;
+      retry_delay = retry_delay.count() == 0 ? std::chrono::milliseconds(5)
+                                             : std::min(retry_delay * 2, std::chrono::milliseconds(1000));
       // EMFILE and friends: keep accepting once descriptors free up.
-      spdlog::warn("accept failed: {}", ec.message());
+      spdlog::warn("accept failed: {}; retrying in {} ms", ec.message(), retry_delay.count());
+      retry_timer.expires_after(retry_delay);
+      co_await retry_timer.async_wait(redirect_error(use_awaitable, ec));
       continue;
     }
+    retry_delay = std::chrono::milliseconds(0);
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
     {
       std::lock_guard lock(drain_mu);

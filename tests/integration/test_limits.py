@@ -6,6 +6,7 @@ The limits are set small by flag so that every test takes at most a few seconds.
 """
 import http.client
 import json
+import os
 import select
 import socket
 import time
@@ -267,3 +268,38 @@ class WatchLimitsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class AcceptBackoffTest(unittest.TestCase):
+    """Issue 16 (lower): out of file descriptors, the accept loop backs off as Go's server
+    does (5 ms doubling to 1 s) instead of spinning a core; it serves again once they free."""
+
+    def test_out_of_descriptors_the_accept_loop_backs_off_instead_of_spinning(self):
+        processes = harness.Processes()
+        self.addCleanup(processes.stop_all)
+        api = clients.start_apiserver(processes)
+        proxy = processes.start(["prlimit", "--nofile=64:64", harness.PROXY_BIN, "--listen", "127.0.0.1:0",
+                                 "--upstream", "http://%s:%d" % (api.host, api.port), "--cache-on-demand=false"])
+        harness.wait_for(lambda: harness.http_get(proxy.host, proxy.port, "/healthz")[0] == 200, timeout=30,
+                         message="/healthz 200")
+        socks = []
+        self.addCleanup(lambda: [s.close() for s in socks])
+        for _ in range(100):
+            socks.append(socket.create_connection((proxy.host, proxy.port), timeout=5))
+        time.sleep(0.5)
+        before = cpu_seconds(proxy.pid)
+        time.sleep(2)
+        used = cpu_seconds(proxy.pid) - before
+        print("accept backoff: %.2f s of CPU in 2 s out of descriptors" % used)
+        self.assertLess(used, 0.5)
+        for s in socks:
+            s.close()
+        socks.clear()
+        harness.wait_for(lambda: harness.http_get(proxy.host, proxy.port, "/healthz")[0] == 200, timeout=10,
+                         message="/healthz 200 again")
