@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "proxy/auth/gateway_auth.h"
+#include "proxy/auth/failure_limiter.h"
 #include "proxy/auth/review_flights.h"
 #include "cache/query_values.h"
 #include "proxy/cache_serving.h"
@@ -240,11 +241,24 @@ struct ProxyServer::Impl {
   std::optional<WriteSyncTarget> writeSyncTarget(const DownstreamRequest& req);
   // The resource label of a request's metrics: a resource discovery lists, else "other"
   // (the path is the client's to choose; issue 16, finding 2).
-  std::string_view resourceLabel(const RequestInfo& info) const {
+  // Names discovery does not list (or before it answered): the first
+  // kMaxUnknownResourceLabels distinct resource-like names, then "other".
+  std::string_view resourceLabel(const RequestInfo& info) {
     if (info.resource.empty()) return {};
     if (registry && registry->known(info.api_group, info.api_version, info.resource)) return info.resource;
-    return "other";
+    const bool resource_like = info.resource.size() <= 63 && std::all_of(info.resource.begin(), info.resource.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+    });
+    if (!resource_like) return "other";
+    std::lock_guard lock(label_mu);
+    if (resource_labels.count(info.resource) > 0) return info.resource;
+    if (resource_labels.size() >= kMaxUnknownResourceLabels) return "other";
+    resource_labels.insert(info.resource);
+    return info.resource;
   }
+  static constexpr size_t kMaxUnknownResourceLabels = 128;
+  std::mutex label_mu;
+  std::unordered_set<std::string> resource_labels;  // guarded by label_mu
   // The cache's answer, or nullopt to pass through.
   asio::awaitable<std::optional<ForwardOutcome>> serveFromCache(DownstreamRequest& req, Worker& worker,
                                                                 SessionControl& control);
@@ -275,6 +289,8 @@ struct ProxyServer::Impl {
   std::unique_ptr<ServingTls> tls;                    // null: plain HTTP
   std::unique_ptr<auth::GatewayAuth> gateway;         // null: sidecar mode
   auth::ReviewFlights<auth::TokenReviewResult> token_flights;
+  // Failed authentications per client address: 20 at once, then 2 per second.
+  auth::FailureLimiter auth_failures{2.0, 20.0};
   auth::ReviewFlights<auth::AccessReviewResult> access_flights;
   std::string host;
   uint16_t port = 0;
@@ -425,7 +441,17 @@ asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRe
       if (group != "system:authenticated") req.upstream_identity_headers.emplace_back("Impersonate-Group", group);
     }
   } else if (!token.empty()) {
+    // An address that keeps presenting tokens the upstream refuses gets the apiserver's
+    // own 429 for new tokens instead of costing a TokenReview each (issue 16, finding 8).
+    if (!gateway->tokens().find(auth::GatewayAuth::tokenKey(token)) && auth_failures.exhausted(req.client_ip)) {
+      ApiStatus status;
+      status.reason = Reason::TooManyRequests;
+      status.message = "Too many requests, please try again later.";
+      status.retry_after_seconds = 1;
+      co_return co_await answerStatus(req, status);
+    }
     user = co_await authenticateToken(token, worker);
+    if (!user) auth_failures.failed(req.client_ip);
     req.upstream_token = token;  // pass-through requests go up as the caller
   }
   if (!user) co_return co_await answerStatus(req, auth::unauthorizedStatus());

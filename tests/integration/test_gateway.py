@@ -329,6 +329,31 @@ class GatewayTest(unittest.TestCase):
         status, _, body = self.gateway_static(allowing, "/api/v1/namespaces/b/pods", cert=master)
         self.assertEqual(status, 200, body)
 
+    def test_finding_8_a_flood_of_bad_tokens_costs_a_bounded_number_of_reviews(self):
+        proxy = self.start_proxy()
+        status, _, body = self.gateway_static(proxy, "/api/v1/namespaces/a/pods?resourceVersion=0", "alice-token")
+        self.assertEqual(status, 200, body)
+        before = self.counters()["tokenReviews"]
+        statuses = []
+        for i in range(60):
+            status, headers, _ = self.gateway_static(proxy, "/api/v1/namespaces/a/pods", "bad-token-%d" % i)
+            statuses.append(status)
+            if status == 429:
+                self.assertEqual(headers.get("Retry-After"), "1")
+        self.assertEqual(statuses[:20], [401] * 20)
+        self.assertGreaterEqual(statuses.count(429), 30, statuses)
+        # A token the proxy already knows is still served from that address (it costs no
+        # review); a new one waits for the budget to refill (2 per second).
+        status, _, body = self.gateway_static(proxy, "/api/v1/namespaces/a/pods?resourceVersion=0", "alice-token")
+        self.assertEqual(status, 200, body)
+        harness.wait_for(lambda: self.gateway_static(proxy, "/api/v1/namespaces/a/pods?resourceVersion=0",
+                                                     "bob-token")[0] == 200, timeout=5, interval=0.2,
+                         message="a new valid token after the refill")
+        # 20 at once, then about 2 per second (the loop takes a few seconds), plus alice's.
+        reviews = self.counters()["tokenReviews"] - before
+        print("finding 8: 60 bad tokens from one address cost %d TokenReviews" % reviews)
+        self.assertLessEqual(reviews, 35)
+
     def test_finding_3_a_namespace_under_a_namespace_is_no_route(self):
         for path in ("/api/v1/namespaces/a/namespaces/b", "/api/v1/namespaces/a/namespaces/b?resourceVersion=0",
                      "/api/v1/namespaces/a/namespaces?resourceVersion=0"):

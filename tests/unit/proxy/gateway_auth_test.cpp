@@ -1,5 +1,6 @@
 // Gateway mode's decision caches, review bodies and 401/403 Status (docs/security.md).
 #include "proxy/auth/gateway_auth.h"
+#include "proxy/auth/failure_limiter.h"
 
 #include <doctest/doctest.h>
 
@@ -171,4 +172,22 @@ TEST_CASE("The decision cache is bounded in bytes, not only entries: long keys e
   // A key of more than a sixteenth of the bound is not cached at all.
   c.put(std::string(32 * 1024, 'x'), 1);
   CHECK_FALSE(c.find(std::string(32 * 1024, 'x')));
+}
+
+TEST_CASE("Failed authentications per address: a burst, then a steady rate (issue 16, finding 8)") {
+  cache::testing::FakeClock clock;
+  FailureLimiter limiter(2.0, 5.0, 100, clock);
+  for (int i = 0; i < 5; ++i) {
+    CHECK_FALSE(limiter.exhausted("10.0.0.1"));
+    limiter.failed("10.0.0.1");
+  }
+  CHECK(limiter.exhausted("10.0.0.1"));
+  CHECK_FALSE(limiter.exhausted("10.0.0.2"));  // other addresses keep their budget
+  clock.advance(500ms);                       // one failure's worth at 2/s
+  CHECK_FALSE(limiter.exhausted("10.0.0.1"));
+  limiter.failed("10.0.0.1");
+  CHECK(limiter.exhausted("10.0.0.1"));
+  clock.advance(1h);  // refills up to the burst only
+  for (int i = 0; i < 5; ++i) limiter.failed("10.0.0.1");
+  CHECK(limiter.exhausted("10.0.0.1"));
 }
