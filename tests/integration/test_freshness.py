@@ -76,21 +76,27 @@ class Watch:
         self.conn.close()
 
 
+def start_idle_cluster(cls, configmaps, *proxy_args):
+    """The test apiserver with kube-apiserver's once-a-minute bookmarks, `configmaps` idle
+    configmaps in NS, and a proxy caching configmaps and secrets."""
+    cls.processes = harness.Processes()
+    cls.addClassCleanup(cls.processes.stop_all)
+    cls.api = clients.start_apiserver(cls.processes, "--enable-control", "--bookmark-interval", "60")
+    cls.base = "http://%s:%d" % (cls.api.host, cls.api.port)
+    clients.ensure_namespace(cls.base, NS)
+    for i in range(configmaps):
+        status, body = clients.request(cls.base + CMS, "POST",
+                                       json.dumps({"metadata": {"name": "cm-%d" % i}, "data": {"v": "0"}}).encode())
+        assert status == 201, body
+    cls.proxy = cls.processes.proxy(cls.base, "--cache", "configmaps,secrets", "--cache-on-demand=false", *proxy_args)
+    harness.wait_for(lambda: harness.http_get(cls.proxy.host, cls.proxy.port, "/readyz")[0] == 200, timeout=30,
+                     message="/readyz 200")
+
+
 class FreshnessTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.processes = harness.Processes()
-        cls.addClassCleanup(cls.processes.stop_all)
-        cls.api = clients.start_apiserver(cls.processes, "--enable-control", "--bookmark-interval", "60")
-        cls.base = "http://%s:%d" % (cls.api.host, cls.api.port)
-        clients.ensure_namespace(cls.base, NS)
-        for i in range(3):
-            status, body = clients.request(cls.base + CMS, "POST",
-                                           json.dumps({"metadata": {"name": "cm-%d" % i}, "data": {"v": "0"}}).encode())
-            assert status == 201, body
-        cls.proxy = cls.processes.proxy(cls.base, "--cache", "configmaps,secrets", "--cache-on-demand=false")
-        harness.wait_for(lambda: harness.http_get(cls.proxy.host, cls.proxy.port, "/readyz")[0] == 200, timeout=30,
-                         message="/readyz 200")
+        start_idle_cluster(cls, 3)
 
     def setUp(self):
         self.c = Connection(self.proxy.port)
@@ -229,15 +235,7 @@ class CachePolicyTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.processes = harness.Processes()
-        cls.addClassCleanup(cls.processes.stop_all)
-        cls.api = clients.start_apiserver(cls.processes, "--enable-control", "--bookmark-interval", "60")
-        cls.base = "http://%s:%d" % (cls.api.host, cls.api.port)
-        clients.ensure_namespace(cls.base, NS)
-        cls.proxy = cls.processes.proxy(cls.base, "--cache", "configmaps,secrets", "--cache-on-demand=false",
-                                        "--read-policy", "cache", "--write-sync")
-        harness.wait_for(lambda: harness.http_get(cls.proxy.host, cls.proxy.port, "/readyz")[0] == 200, timeout=30,
-                         message="/readyz 200")
+        start_idle_cluster(cls, 0, "--read-policy", "cache", "--write-sync")
 
     def test_rv_unset_reads_come_from_memory_with_a_staleness_bound(self):
         c = Connection(self.proxy.port)
