@@ -319,7 +319,9 @@ class GatewayTest(unittest.TestCase):
         self.assertNotIn(b'verb="m1"', body)
         grew = harness.rss_kib(self.proxy.pid) - rss_before
         print("finding 2: /metrics %d -> %d bytes, RSS +%d KiB over 600 requests" % (before, after, grew))
-        self.assertLess(grew, 20 * 1024)
+        # ASan keeps freed memory in quarantine (up to 256 MB), so RSS says nothing there.
+        if os.environ.get("KCP_SANITIZED") != "1":
+            self.assertLess(grew, 20 * 1024)
 
     def test_finding_6_privileged_certificate_groups_are_refused_unless_allowed(self):
         master = issue(self.dir, "master", "/O=system:masters/CN=eve", "extendedKeyUsage=clientAuth\n")
