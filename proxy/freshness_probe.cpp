@@ -228,7 +228,7 @@ asio::awaitable<std::optional<watch::Freshness>> proveFresh(CacheContext& ctx, c
         asio::steady_timer timer(co_await asio::this_coro::executor, *last + kProbeSpacing);
         co_await timer.async_wait(asio::use_awaitable);
       }
-      flights.issue(seat.flight);
+      flights.issue(scope, seat.flight);
       landing.land(co_await runProbe(ctx, cached, ns, collection));
     } else if (const std::function<bool()> landed = [flight = seat.flight.get()] { return flight->landed(); };
                !co_await awaitStore(landed, deadline, 200us, 2ms)) {

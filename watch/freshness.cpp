@@ -70,14 +70,12 @@ ProbeFlightPtr ProbeFlights::current(const std::string& scope) const {
   return it == flights_.end() ? nullptr : it->second;
 }
 
-void ProbeFlights::issue(const ProbeFlightPtr& flight) {
+void ProbeFlights::issue(const std::string& scope, const ProbeFlightPtr& flight) {
   std::lock_guard lock(mu_);
   flight->issued_at_ = Clock::now();
   if (last_issued_.size() >= kMaxScopes) last_issued_.clear();  // only spaces probes
   flight->issued_.store(true, std::memory_order_release);
-  for (auto& [scope, f] : flights_) {
-    if (f == flight) last_issued_[scope] = flight->issued_at_;
-  }
+  last_issued_[scope] = flight->issued_at_;
 }
 
 void ProbeFlights::land(const std::string& scope, const ProbeFlightPtr& flight, std::optional<Freshness> result) {

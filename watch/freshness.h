@@ -101,7 +101,7 @@ class ProbeFlights {
   // The probe in flight for `scope`, if any (to wait for it to land).
   ProbeFlightPtr current(const std::string& scope) const;
   // The leader: the probe leaves now (requests arriving from here on need the next one).
-  void issue(const ProbeFlightPtr& flight);
+  void issue(const std::string& scope, const ProbeFlightPtr& flight);
   // The leader: the probe's answer; the scope is free for the next probe.
   void land(const std::string& scope, const ProbeFlightPtr& flight, std::optional<Freshness> result);
   // When the last probe of `scope` was issued (to space back-to-back probes).

@@ -39,7 +39,7 @@ TEST_CASE("Consistent reads share a probe only if it left after they arrived") {
   auto early = flights.join("ns", ProbeFlights::Clock::now());
   CHECK(early.flight == first.flight);
   CHECK_FALSE(early.leader);
-  flights.issue(first.flight);
+  flights.issue("ns", first.flight);
   CHECK(flights.lastIssued("ns").has_value());
   // A consistent read arriving after it left must wait for the next one...
   auto late = flights.join("ns", ProbeFlights::Clock::now() + std::chrono::milliseconds(1));
