@@ -386,6 +386,11 @@ TEST_CASE("A namespace the upstream refuses is not tried again until its backoff
   f.upstream.forbidden = {"pods/", "pods/locked"};
   f.options.configured = {configured("", "pods")};
   f.options.refusal_backoff = std::chrono::minutes(1);
+  f.options.max_refusal_backoff = std::chrono::minutes(4);
+  // The fake clock moves on every reflector sleep: keep a 403-retrying reflector from
+  // carrying it past a retry while this test looks for none.
+  f.options.reflector.backoff.cap = 1ms;
+  f.options.reflector.backoff.jitter = 0;
   auto& manager = f.start();
   REQUIRE(eventually([&] { return manager.ready(); }));
   CHECK(manager.find("", "v1", "pods", "locked") == nullptr);
@@ -403,7 +408,8 @@ TEST_CASE("A namespace the upstream refuses is not tried again until its backoff
   for (int i = 0; i < 20; ++i) CHECK(manager.find("", "v1", "pods", "locked") == nullptr);
   f.rounds();
   CHECK(f.upstream.openedFor("pods/locked") == opened);
-  f.clock.advance(std::chrono::minutes(2));
+  // Past the longest backoff a refusal can have grown to: tried once more.
+  f.clock.advance(f.options.max_refusal_backoff + std::chrono::minutes(1));
   manager.find("", "v1", "pods", "locked");
   REQUIRE(eventually([&] { return f.upstream.openedFor("pods/locked") == opened + 1; }));
 }
