@@ -11,9 +11,7 @@ int hexValue(char c) {
   return -1;
 }
 
-}  // namespace
-
-std::optional<std::string> queryUnescape(std::string_view s) {
+std::optional<std::string> unescape(std::string_view s, bool plus_is_space) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
@@ -23,12 +21,18 @@ std::optional<std::string> queryUnescape(std::string_view s) {
       out.push_back(static_cast<char>(hexValue(s[i + 1]) * 16 + hexValue(s[i + 2])));
       i += 3;
     } else {
-      out.push_back(c == '+' ? ' ' : c);
+      out.push_back(c == '+' && plus_is_space ? ' ' : c);
       ++i;
     }
   }
   return out;
 }
+
+}  // namespace
+
+std::optional<std::string> queryUnescape(std::string_view s) { return unescape(s, true); }
+
+std::optional<std::string> pathUnescape(std::string_view s) { return unescape(s, false); }
 
 QueryValues QueryValues::parse(std::string_view raw_query) {
   QueryValues values;

@@ -29,5 +29,8 @@ class QueryValues {
 
 // url.QueryUnescape: nullopt for a malformed %-escape.
 std::optional<std::string> queryUnescape(std::string_view s);
+// url.PathUnescape, what Go's server does to a request path before any handler sees it
+// ('+' stays '+'): nullopt for a malformed %-escape.
+std::optional<std::string> pathUnescape(std::string_view s);
 
 }  // namespace cache

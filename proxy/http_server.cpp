@@ -461,8 +461,11 @@ asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRe
   // is left to the upstream (which checks the impersonation), so never served from here.
   const auth::AccessAttributes attrs = auth::GatewayAuth::attributesOf(req.info, req.method);
   const bool local_metrics = req.info.path == "/metrics";
+  // A namespace or name no object can have is the upstream's to answer (its own 404 or
+  // 400, after its own review): the proxy reviews only what it could serve.
   cacheable = !impersonating && registry && req.info.is_resource_request && req.info.subresource.empty() &&
-              (req.info.verb == "get" || req.info.verb == "list" || req.info.verb == "watch");
+              (req.info.verb == "get" || req.info.verb == "list" || req.info.verb == "watch") &&
+              auth::GatewayAuth::reviewableNames(req.info);
   if (!cacheable && !local_metrics) co_return std::nullopt;
   const std::string key = auth::GatewayAuth::accessKey(*user, attrs);
   const char* source = "";

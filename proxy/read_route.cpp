@@ -105,6 +105,11 @@ ReadRoute routeRead(const RequestInfo& info, const cache::QueryValues& query, st
   const bool is_list = info.verb == "list";
   if (!info.is_resource_request || (info.verb != "get" && !is_list)) return upstream("not a read");
   if (!info.subresource.empty()) return upstream("subresource");
+  // The registry refuses such a name with its own 400 ("Name parameter invalid") before
+  // any lookup; the cache would say 404.
+  if (!is_list && (info.name == "." || info.name == ".." || info.name.find('%') != std::string::npos)) {
+    return upstream("name is not a path segment");
+  }
   if (!facts.resource) return upstream("resource not cached");
   if (!facts.synced) return upstream("informer not synced");
   const watch::ApiResource& resource = *facts.resource;

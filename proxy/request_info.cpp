@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
+#include "cache/field_selector.h"
 #include "cache/query_values.h"
 #include "proxy/query_params.h"
 
@@ -46,20 +48,15 @@ bool isValidPathSegmentName(std::string_view name) {
   return name.find('/') == std::string_view::npos && name.find('%') == std::string_view::npos;
 }
 
-// The name required by a fieldSelector of the form metadata.name=<n> (or ==),
-// possibly among other terms; "" when there is no such exact-match term.
+// The name a fieldSelector requires exactly (metadata.name=<n> or ==), "" when none:
+// fields.ParseSelector and RequiresExactMatch as the apiserver's RequestInfoFactory
+// uses them, through the parser the cache filters with, so that authorization and the
+// cache agree on the name even with escapes ("a\\,b" names "a,b").
 std::string exactNameFromFieldSelector(std::string_view selector) {
-  while (!selector.empty()) {
-    size_t comma = selector.find(',');
-    std::string_view term = selector.substr(0, comma);
-    selector = comma == std::string_view::npos ? std::string_view{} : selector.substr(comma + 1);
-    constexpr std::string_view kKey = "metadata.name";
-    if (term.substr(0, kKey.size()) != kKey) continue;
-    std::string_view rest = term.substr(kKey.size());
-    if (rest.substr(0, 2) == "==") return std::string(rest.substr(2));
-    if (rest.substr(0, 1) == "=") return std::string(rest.substr(1));
-  }
-  return "";
+  const auto parsed = cache::FieldSelector::parseSyntax(selector);
+  if (!parsed) return "";
+  const std::optional<std::string_view> name = parsed->requiredValue("metadata.name");
+  return name ? std::string(*name) : "";
 }
 
 }  // namespace
@@ -68,8 +65,16 @@ RequestInfo RequestInfo::parse(std::string_view method, std::string_view target)
   RequestInfo info;
   size_t qmark = target.find('?');
   std::string_view raw_query = qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1);
-  info.path = std::string(target.substr(0, qmark));
   info.verb = toLower(method);
+  // The apiserver sees Go's decoded URL.Path: "pods/web%2D0" names web-0 and
+  // "pods/a%2Fb" is pod "a", subresource "b". A malformed escape is Go's own 400, which
+  // the upstream gives: nothing here classifies such a path.
+  std::optional<std::string> path = cache::pathUnescape(target.substr(0, qmark));
+  if (!path) {
+    info.path = std::string(target.substr(0, qmark));
+    return info;
+  }
+  info.path = std::move(*path);
 
   std::vector<std::string> parts = splitPath(info.path);
   if (parts.size() < 3 || (parts[0] != "api" && parts[0] != "apis")) return info;

@@ -1,5 +1,6 @@
 #include "proxy/auth/gateway_auth.h"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -88,6 +89,18 @@ std::string GatewayAuth::accessKey(const UserInfo& user, const AccessAttributes&
   for (const std::string* f : {&a.verb, &a.group, &a.version, &a.resource, &a.subresource, &a.namespace_, &a.name, &a.path})
     appendField(key, *f);
   return key;
+}
+
+bool GatewayAuth::reviewableNames(const RequestInfo& info) {
+  const std::string& ns = info.namespace_;
+  auto alphanumeric = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!ns.empty()) {
+    if (ns.size() > 63 || !alphanumeric(ns.front()) || !alphanumeric(ns.back())) return false;
+    if (!std::all_of(ns.begin(), ns.end(), [&](char c) { return alphanumeric(c) || c == '-'; })) return false;
+  }
+  const std::string& name = info.name;
+  if (name.size() > 253 || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return c > 0x20 && c < 0x7f && c != '/' && c != '%'; });
 }
 
 AccessAttributes GatewayAuth::attributesOf(const RequestInfo& info, const std::string& method) {

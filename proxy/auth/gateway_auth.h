@@ -39,6 +39,12 @@ class GatewayAuth {
   static bool wantsImpersonation(const HeaderList& headers);
   static std::string tokenKey(const std::string& token);
   static std::string accessKey(const UserInfo& user, const AccessAttributes& attrs);
+  // Whether `info`'s namespace and name could name an object at all: the namespace a
+  // DNS-1123 label (ValidateNamespaceName), the name one printable-ASCII path segment of
+  // at most 253 bytes (the longest name object validation lets through for the types the
+  // proxy caches). Anything else is left to the upstream unreviewed, so request paths do
+  // not choose the size of review keys (issue 16, finding 5).
+  static bool reviewableNames(const RequestInfo& info);
   // What the apiserver's RequestInfo and authorization filter would check for `info`.
   static AccessAttributes attributesOf(const RequestInfo& info, const std::string& method);
 

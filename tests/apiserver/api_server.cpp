@@ -3,6 +3,7 @@
 #include "auth.h"
 #include "go_json.h"
 #include "http_server.h"
+#include "status_util.h"
 
 namespace testapi {
 
@@ -48,6 +49,19 @@ void sendStatusError(const HttpRequest& req, ResponseStream& out, const ApiError
     r.allow_gzip = false;
   }
   out.send(std::move(r));
+}
+
+// apimachinery path.IsValidPathSegmentName's messages, joined as the key function joins them.
+static std::string pathSegmentProblems(const std::string& name) {
+  if (name == ".") return "may not be '.'";
+  if (name == "..") return "may not be '..'";
+  std::string why;
+  for (const char* illegal : {"/", "%"}) {
+    if (name.find(illegal) == std::string::npos) continue;
+    if (!why.empty()) why += ";";
+    why += std::string("may not contain '") + illegal + "'";
+  }
+  return why;
 }
 
 bool isDryRun(const HttpRequest& req) {
@@ -154,11 +168,18 @@ void ApiServer::handleResource(const HttpRequest& req, const RequestInfo& info, 
     sendStatusError(req, out, ApiError{404, "NotFound", "the server could not find the requested resource"});
     return;
   }
+  if (!info.subresource.empty() && !res->hasSubresource(info.subresource)) {
+    sendStatusError(req, out, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    return;
+  }
+  // The registry's key function (NamespaceKeyFunc, NoNamespaceKeyFunc) refuses a name that
+  // is no path segment before any lookup: 400, not 404.
+  if (const std::string why = pathSegmentProblems(info.name);
+      !why.empty() && (info.verb == "get" || info.verb == "update" || info.verb == "patch" || info.verb == "delete")) {
+    sendStatusError(req, out, ApiError{400, "BadRequest", "Name parameter invalid: " + goQuote(info.name) + ": " + why});
+    return;
+  }
   if (!info.subresource.empty()) {
-    if (!res->hasSubresource(info.subresource)) {
-      sendStatusError(req, out, ApiError{404, "NotFound", "the server could not find the requested resource"});
-      return;
-    }
     if (info.subresource == "log") return handlePodLog(req, info, *res, out);
     if (info.subresource == "exec") return handlePodExec(req, info, *res, out);
     if (info.subresource == "scale") return handleScale(req, info, *res, out);

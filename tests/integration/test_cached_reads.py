@@ -132,6 +132,20 @@ class CachedReadsTest(unittest.TestCase):
                       "resourceVersion=0&resourceVersionMatch=Exact", "resourceVersionMatch=Foo&resourceVersion=1"):
             self.assert_same("/api/v1/pods?" + query)
 
+    def test_encoded_paths_are_read_decoded_as_the_apiserver_reads_them(self):
+        """R1/R10 with %-escapes in the path: Go hands the apiserver the decoded path, so
+        pods/web%2D0 is web-0 (served from the cache), a%2Fb is pod "a", subresource "b"
+        (404 no route), and a name that is no path segment is the registry's 400."""
+        for path in ("/api/v1/namespaces/default/pods/web%2D0", "/api/v1/namespaces/def%61ult/pods/web-0",
+                     "/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Da%5C%2Cb&"):
+            self.assert_same(path + "?resourceVersion=0" if "?" not in path else path + "resourceVersion=0")
+        for path in ("/api/v1/namespaces/default/pods/web%2F0", "/api/v1/namespaces/default/pods/a%25b",
+                     "/api/v1/namespaces/default/pods/%2E%2E", "/api/v1/namespaces/default/pods/a%25b/status"):
+            (ps, ph, pb), (us, uh, ub) = self.both(path + "?resourceVersion=0")
+            self.assertEqual((ps, pb), (us, ub), path)
+            self.assertNotEqual(served_by(ph), "cache", path)
+        self.assertEqual(self.both("/api/v1/namespaces/default/pods/a%25b")[1][0], 400)
+
     def test_cached_reads_cost_the_upstream_nothing(self):
         rv = self.settled_rv()
         before = self.counters()

@@ -356,6 +356,22 @@ class GatewayTest(unittest.TestCase):
         print("finding 8: 60 bad tokens from one address cost %d TokenReviews" % reviews)
         self.assertLessEqual(reviews, 35)
 
+    def test_finding_5_names_no_object_can_have_cost_no_review(self):
+        """Names and namespaces the apiserver would reject are not reviewed (review keys
+        stay small): they pass through as the caller and get the upstream's own answer."""
+        proxy = self.start_proxy()
+        self.assertEqual(self.gateway_static(proxy, "/api/v1/namespaces/a/pods?resourceVersion=0", "alice-token")[0], 200)
+        before = self.counters()["subjectAccessReviews"]
+        paths = ["/api/v1/namespaces/a/pods/" + "p" * 300, "/api/v1/namespaces/Not_A_Label/pods?resourceVersion=0",
+                 "/api/v1/namespaces/" + "n" * 5000 + "/pods/x", "/api/v1/namespaces/a/pods/a%25b",
+                 "/api/v1/namespaces/a/pods?fieldSelector=metadata.name%3D" + "q" * 400]
+        for path in paths:
+            want, _, want_body = self.upstream(path, "alice-token")
+            status, headers, body = self.gateway_static(proxy, path, "alice-token")
+            self.assertFalse(from_cache_header(headers), path[:80])
+            self.assertEqual((status, body), (want, want_body), path[:80])
+        self.assertEqual(self.counters()["subjectAccessReviews"], before)
+
     def test_finding_3_a_namespace_under_a_namespace_is_no_route(self):
         for path in ("/api/v1/namespaces/a/namespaces/b", "/api/v1/namespaces/a/namespaces/b?resourceVersion=0",
                      "/api/v1/namespaces/a/namespaces?resourceVersion=0"):

@@ -4,6 +4,7 @@ errors, api-resources, explain, -w, apply (client- and server-side), delete and 
 Contract clauses: R1-R3 (reads), N1-N4 (negotiation: Table for kubectl get), S1-S4
 (selectors), W1 (watch).
 """
+import json
 import os
 import time
 import unittest
@@ -103,6 +104,32 @@ class KubectlThroughProxyTest(unittest.TestCase):
                     self.assertEqual(got[1], want.body)
                 else:
                     self.assertEqual(got[1].split(b"\n", 1)[0], want.body.split(b"\n", 1)[0])
+
+    def test_encoded_paths_answer_as_the_apiserver(self):
+        """%-escapes in the path (R1, R10): the apiserver reads Go's decoded path, and its
+        registry refuses a name that is no path segment with 400 before any lookup."""
+        import http.client
+        paths = ["/api/v1/namespaces/default/pods/web%2D0", "/api/v1/namespaces/def%61ult/pods/web-0",
+                 "/api/v1/namespaces/default/pods/web%2F0", "/api/v1/namespaces/default/pods/a%25b",
+                 "/api/v1/namespaces/default/pods/%2E%2E", "/api/v1/namespaces/default/pods/a%25b/status",
+                 "/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dweb%5C%2C0"]
+        for path in paths:
+            path += ("&" if "?" in path else "?") + "resourceVersion=0"
+            want = self.plane.request(path, headers={"User-Agent": "test"})
+            conn = http.client.HTTPConnection("127.0.0.1", self.proxy.port, timeout=30)
+            conn.request("GET", path, headers={"User-Agent": "test"})
+            r = conn.getresponse()
+            got = (r.status, r.read())
+            conn.close()
+            with self.subTest(path=path):
+                self.assertEqual(got[0], want.status)
+                if want.status != 200:
+                    self.assertEqual(got[1], want.body)
+                else:
+                    def summary(body):
+                        o = json.loads(body)
+                        return o["kind"], o["metadata"].get("name"), [i["metadata"]["name"] for i in o.get("items", [])]
+                    self.assertEqual(summary(got[1]), summary(want.body))
 
     def test_apply_watch_wait_and_delete_through_the_proxy(self):
         manifest = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: default\n"

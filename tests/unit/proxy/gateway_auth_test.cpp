@@ -191,3 +191,24 @@ TEST_CASE("Failed authentications per address: a burst, then a steady rate (issu
   for (int i = 0; i < 5; ++i) limiter.failed("10.0.0.1");
   CHECK(limiter.exhausted("10.0.0.1"));
 }
+
+TEST_CASE("Only names an object could have are reviewed (issue 16, finding 5)") {
+  auto reviewable = [](const std::string& path) {
+    return GatewayAuth::reviewableNames(RequestInfo::parse("GET", path));
+  };
+  CHECK(reviewable("/api/v1/namespaces/kube-system/pods/coredns-5d78c9869d-x2x7k"));
+  CHECK(reviewable("/api/v1/namespaces/a/pods"));
+  CHECK(reviewable("/apis/rbac.authorization.k8s.io/v1/clusterroles/system:aggregate-to-view"));
+  CHECK(reviewable("/api/v1/namespaces/" + std::string(63, 'n') + "/pods/" + std::string(253, 'p')));
+  CHECK_FALSE(reviewable("/api/v1/namespaces/" + std::string(64, 'n') + "/pods"));
+  CHECK_FALSE(reviewable("/api/v1/namespaces/a/pods/" + std::string(254, 'p')));
+  CHECK_FALSE(reviewable("/api/v1/namespaces/a/pods?fieldSelector=metadata.name%3D" + std::string(254, 'p')));
+  for (const char* ns : {"Upper", "-a", "a-", "a_b", "a.b", "%C3%A9"}) {
+    CAPTURE(ns);
+    CHECK_FALSE(reviewable(std::string("/api/v1/namespaces/") + ns + "/pods"));
+  }
+  for (const char* name : {"a%20b", "%C3%A9", "a%0Ab"}) {
+    CAPTURE(name);
+    CHECK_FALSE(reviewable(std::string("/api/v1/namespaces/a/pods/") + name));
+  }
+}

@@ -67,6 +67,18 @@ TEST_CASE("Writes, subresources, watches and uncached or unsynced resources pass
   CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/json", "kubectl", false).from_cache);
 }
 
+TEST_CASE("Encoded paths are read decoded; names the registry refuses pass through for its 400") {
+  const auto p = pods();
+  CHECK(route("GET", "/api/v1/namespaces/default/pods/web%2D0", &p).from_cache);
+  CHECK(route("GET", "/api/v1/namespaces/default/pods/web%2F0", &p).why == "subresource");
+  for (const char* target : {"/api/v1/namespaces/default/pods/a%25b", "/api/v1/namespaces/default/pods/%2E%2E",
+                             "/api/v1/namespaces/default/pods/."}) {
+    CAPTURE(target);
+    CHECK(route("GET", target, &p).why == "name is not a path segment");
+  }
+  CHECK(route("GET", "/api/v1/namespaces/default/pods/web%zz", &p).why == "not a read");
+}
+
 TEST_CASE("Scopes the informer cannot answer pass through") {
   const auto p = pods();
   const auto n = namespaces();

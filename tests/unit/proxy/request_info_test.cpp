@@ -95,6 +95,33 @@ TEST_CASE("RequestInfo takes the name from a metadata.name field selector on lis
   CHECK(RequestInfo::parse("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1").name == "");
 }
 
+TEST_CASE("The name authorized from a field selector is the one the cache filters by (issue 16, escapes)") {
+  // fields.ParseSelector unescapes "\\," and sorts terms; RequiresExactMatch takes the
+  // first = or == term. A name that is no path segment names nothing.
+  auto name = [](const char* query) { return RequestInfo::parse("GET", std::string("/api/v1/namespaces/a/pods?") + query).name; };
+  CHECK(name("fieldSelector=metadata.name%3Da%5C%2Cb") == "a,b");
+  CHECK(name("fieldSelector=metadata.name%3D%3Dweb-1") == "web-1");
+  CHECK(name("fieldSelector=spec.nodeName%3Dn1%2Cmetadata.name%3Dweb-2") == "web-2");
+  CHECK(name("fieldSelector=metadata.name%21%3Dweb-3") == "");
+  CHECK(name("fieldSelector=metadata.name%3Da%5Cb") == "");  // a bad escape: the selector does not parse
+  CHECK(name("fieldSelector=metadata.name%3Da%2Fb") == "");  // not a path segment name
+  CHECK(name("fieldSelector=metadata.namespace%3Dx") == "");
+}
+
+TEST_CASE("RequestInfo reads the decoded path, as Go's server hands it to the apiserver") {
+  auto info = RequestInfo::parse("GET", "/api/v1/namespaces/def%61ult/pods/web%2D0?resourceVersion=0");
+  CHECK(info.namespace_ == "default");
+  CHECK(info.name == "web-0");
+  CHECK(info.path == "/api/v1/namespaces/default/pods/web-0");
+  info = RequestInfo::parse("GET", "/api/v1/namespaces/a/pods/web%2F0");
+  CHECK(info.name == "web");
+  CHECK(info.subresource == "0");
+  CHECK(RequestInfo::parse("GET", "/api/v1/namespaces/a/pods/a+b").name == "a+b");  // '+' is no space in a path
+  info = RequestInfo::parse("GET", "/api/v1/namespaces/a/pods/web%zz");
+  CHECK_FALSE(info.is_resource_request);  // Go's 400 before any handler: the upstream's to give
+  CHECK(info.path == "/api/v1/namespaces/a/pods/web%zz");
+}
+
 TEST_CASE("RequestInfo reports discovery and other paths as non-resource requests") {
   for (const char* path : {"/healthz", "/version", "/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1",
                            "/openapi/v3/apis/apps/v1", "/metrics", "/"}) {
