@@ -70,6 +70,10 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.idle_timeout = c.idle_timeout;
   o.max_watches_per_client = c.max_watches_per_client;
   o.max_inflight_watches = c.max_inflight_watches;
+  o.max_requests_inflight = c.max_requests_inflight;
+  o.max_inflight_reviews = c.max_inflight_reviews;
+  o.max_connections = c.max_connections ? *c.max_connections : proxy::defaultMaxConnections();
+  o.max_connections_per_client = c.max_connections_per_client;
   return o;
 }
 
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  proxy::raiseOpenFileLimit();
 
   config::Config cfg;
   try {

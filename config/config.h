@@ -148,6 +148,12 @@ struct Config {
   std::chrono::milliseconds idle_timeout{90000};
   uint64_t max_watches_per_client = 0;  // 0: unlimited
   uint64_t max_inflight_watches = 0;    // 0: unlimited
+  // Requests in flight that are not long-running: kube-apiserver's max-requests-inflight
+  // plus max-mutating-requests-inflight (400 + 200). 0: unlimited.
+  uint64_t max_requests_inflight = 600;
+  uint64_t max_inflight_reviews = 64;        // gateway TokenReviews + SubjectAccessReviews; 0: unlimited
+  std::optional<uint64_t> max_connections;   // unset: from the descriptor limit (cmd); 0: unlimited
+  uint64_t max_connections_per_client = 0;   // per client address; 0: unlimited
 
   // Non-fatal findings for main to log once the logger exists.
   std::vector<std::string> warnings;

@@ -89,6 +89,13 @@ Limits (defaults as kube-apiserver's; 0 means unlimited where noted):
   --max-watches-per-client N   watches open at once per client (user when authenticated, else
                                address); beyond it 429 with Retry-After (default 0: unlimited)
   --max-inflight-watches N     watches open at once in total (default 0: unlimited)
+  --max-requests-inflight N    requests in flight at once, watches and other long-running requests
+                               excepted (default 600, kube-apiserver's 400 + 200); beyond it 429
+  --max-inflight-reviews N     gateway: TokenReviews and SubjectAccessReviews in flight to the
+                               upstream at once (default 64); beyond it 429 without a review
+  --max-connections N          client connections open at once; beyond it a new one is closed
+                               (default: half the open-file limit; 0: unlimited)
+  --max-connections-per-client N  the same per client address (default 0: unlimited)
 
 Logging:
   --log-format text|json    log line format (default text)

@@ -119,6 +119,12 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.idle_timeout) config.idle_timeout = parsePositiveTimeout(*settings.idle_timeout);
   if (settings.max_watches_per_client) config.max_watches_per_client = parseWholeNumber(*settings.max_watches_per_client);
   if (settings.max_inflight_watches) config.max_inflight_watches = parseWholeNumber(*settings.max_inflight_watches);
+  if (settings.max_requests_inflight) config.max_requests_inflight = parseWholeNumber(*settings.max_requests_inflight);
+  if (settings.max_inflight_reviews) config.max_inflight_reviews = parseWholeNumber(*settings.max_inflight_reviews);
+  if (settings.max_connections) config.max_connections = parseWholeNumber(*settings.max_connections);
+  if (settings.max_connections_per_client) {
+    config.max_connections_per_client = parseWholeNumber(*settings.max_connections_per_client);
+  }
   if (settings.resources) {
     for (const ResourceSetting& setting : *settings.resources) {
       CacheResourceConfig resource = parseResourceSetting(setting);

@@ -82,6 +82,10 @@ struct Settings {
   std::optional<Setting> idle_timeout;
   std::optional<Setting> max_watches_per_client;
   std::optional<Setting> max_inflight_watches;
+  std::optional<Setting> max_requests_inflight;
+  std::optional<Setting> max_inflight_reviews;
+  std::optional<Setting> max_connections;
+  std::optional<Setting> max_connections_per_client;
   std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
 };
@@ -143,6 +147,10 @@ inline constexpr ScalarField kScalarFields[] = {
     {"idle-timeout", &Settings::idle_timeout, false, false},
     {"max-watches-per-client", &Settings::max_watches_per_client, false, false},
     {"max-inflight-watches", &Settings::max_inflight_watches, false, false},
+    {"max-requests-inflight", &Settings::max_requests_inflight, false, false},
+    {"max-inflight-reviews", &Settings::max_inflight_reviews, false, false},
+    {"max-connections", &Settings::max_connections, false, false},
+    {"max-connections-per-client", &Settings::max_connections_per_client, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

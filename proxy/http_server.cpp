@@ -32,7 +32,7 @@
 #include "proxy/status_negotiation.h"
 #include "proxy/write_sync.h"
 #include "watch/upstream_health.h"
-#include "proxy/watch_limiter.h"
+#include "proxy/client_limiter.h"
 
 namespace proxy {
 namespace {
@@ -50,6 +50,7 @@ struct Session {
   SessionControl control;
   bool idle = true;  // waiting for the next request head
   std::optional<auth::UserInfo> certificate_user;  // a verified client certificate's identity
+  ClientLimiter::Slot connection_slot;             // held for the connection's lifetime
 };
 using SessionPtr = std::shared_ptr<Session>;
 
@@ -79,6 +80,16 @@ constexpr size_t kIdlePeekBytes = 4096;
 // kube-apiserver's max-in-flight (and priority-and-fairness) rejection: Go's
 // http.Error, so plain text rather than a Status, with Retry-After: 1
 // (filters/maxinflight.go, tooManyRequests).
+// The same refusal where the proxy answers with a Status (gateway admission):
+// apierrors.NewTooManyRequests, as the apiserver's authentication paths word it.
+ApiStatus tooManyRequestsStatus() {
+  ApiStatus status;
+  status.reason = Reason::TooManyRequests;
+  status.message = "Too many requests, please try again later.";
+  status.retry_after_seconds = 1;
+  return status;
+}
+
 std::string tooManyRequestsAnswer(bool keep_alive) {
   const std::string body = "Too many requests, please try again later.\n";
   HeaderList headers = {{"Cache-Control", "no-cache, private"},
@@ -209,6 +220,14 @@ std::optional<auth::UserInfo> certificateUser(SSL* ssl, const std::vector<std::s
 
 bool isHealthPath(const std::string& path) { return path == "/healthz" || path == "/livez" || path == "/readyz"; }
 
+// The apiserver's BasicLongRunningRequestCheck: watch and proxy verbs, and the
+// attach, exec, proxy, log and portforward subresources.
+bool isLongRunning(const RequestInfo& info) {
+  if (info.verb == "watch" || info.verb == "proxy") return true;
+  const std::string& s = info.subresource;
+  return s == "attach" || s == "exec" || s == "proxy" || s == "log" || s == "portforward";
+}
+
 bool isLocalPath(const std::string& path) {
   return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/metrics";
 }
@@ -229,7 +248,10 @@ struct ProxyServer::Impl {
   Impl(ServerOptions server, const UpstreamOptions& upstream_options)
       : options(std::move(server)),
         upstream(upstream_options, metrics),
-        watch_limiter(options.max_watches_per_client, options.max_inflight_watches) {}
+        watch_limiter(options.max_watches_per_client, options.max_inflight_watches),
+        connection_limiter(options.max_connections_per_client, options.max_connections),
+        request_limiter(0, options.max_requests_inflight),
+        review_limiter(0, options.max_inflight_reviews) {}
 
   asio::awaitable<void> acceptLoop();
   asio::awaitable<void> runSession(SessionPtr session, Worker& worker);
@@ -268,7 +290,7 @@ struct ProxyServer::Impl {
   // the 401/403/503 already written.
   asio::awaitable<std::optional<ForwardOutcome>> admitGatewayRequest(DownstreamRequest& req, Session& session,
                                                                       Worker& worker, bool& cacheable);
-  asio::awaitable<std::optional<auth::UserInfo>> authenticateToken(const std::string& token, Worker& worker);
+  asio::awaitable<auth::TokenReviewResult> authenticateToken(const std::string& token, Worker& worker);
   // A review's answer: from `cache`, else from the upstream (`path`, body from `body()`,
   // answer read by `parse`), asked once per key at a time; definitive answers are
   // remembered. `source` says which: cache, shared or upstream.
@@ -281,7 +303,10 @@ struct ProxyServer::Impl {
   const ServerOptions options;
   ProxyMetrics metrics;
   Upstream upstream;
-  WatchLimiter watch_limiter;
+  ClientLimiter watch_limiter;
+  ClientLimiter connection_limiter;  // per client address
+  ClientLimiter request_limiter;     // requests in flight that are not long-running
+  ClientLimiter review_limiter;      // gateway reviews in flight upstream
   std::function<bool()> ready;
   std::shared_ptr<watch::InformerRegistry> registry;  // null: everything passes through
   std::vector<std::unique_ptr<Worker>> workers;
@@ -325,12 +350,25 @@ asio::awaitable<void> ProxyServer::Impl::acceptLoop() {
       continue;
     }
     retry_delay = std::chrono::milliseconds(0);
+    ClientLimiter::Slot connection_slot;
+    if (connection_limiter.limited()) {
+      const auto remote = socket.remote_endpoint(ec);
+      connection_slot = connection_limiter.tryAcquire(ec ? "" : remote.address().to_string());
+      if (!connection_slot) {
+        // Closed before a byte is read: the client sees a reset and retries later, as
+        // from a server out of descriptors, which is what this bound prevents.
+        metrics.limitRefused("connections");
+        socket.close(ec);
+        continue;
+      }
+    }
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
     {
       std::lock_guard lock(drain_mu);
       ++open_sessions;
     }
     auto session = std::make_shared<Session>(std::move(socket), tls ? tls->current() : nullptr);
+    session->connection_slot = std::move(connection_slot);
     asio::co_spawn(worker.ctx, runSession(std::move(session), worker), asio::detached);
   }
 }
@@ -383,6 +421,14 @@ asio::awaitable<Result> ProxyServer::Impl::review(auth::DecisionCache<Result>& c
   }
   auto fetch = [&]() -> asio::awaitable<Result> {
     Result result;
+    const ClientLimiter::Slot slot = review_limiter.tryAcquire("");
+    if (!slot) {
+      // Not asked, not remembered: the caller answers 429 and its client retries.
+      metrics.limitRefused("reviews");
+      result.throttled = true;
+      result.error = "too many reviews in flight";
+      co_return result;
+    }
     try {
       const UpstreamReply reply =
           co_await callUpstream(worker.pool, "POST", path, body(), options.review_timeout, 1 << 20, options);
@@ -403,8 +449,8 @@ asio::awaitable<Result> ProxyServer::Impl::review(auth::DecisionCache<Result>& c
   co_return result;
 }
 
-asio::awaitable<std::optional<auth::UserInfo>> ProxyServer::Impl::authenticateToken(const std::string& token,
-                                                                                     Worker& worker) {
+asio::awaitable<auth::TokenReviewResult> ProxyServer::Impl::authenticateToken(const std::string& token,
+                                                                               Worker& worker) {
   const std::string key = auth::GatewayAuth::tokenKey(token);
   const char* source = "";
   const auth::TokenReviewResult result = co_await review(
@@ -412,11 +458,8 @@ asio::awaitable<std::optional<auth::UserInfo>> ProxyServer::Impl::authenticateTo
       [&] { return auth::tokenReviewRequest(token); }, auth::parseTokenReview, worker, source);
   metrics.gatewayDecision("TokenReview", source,
                           !result.definitive ? "error" : result.authenticated ? "allowed" : "denied");
-  if (!result.authenticated) {
-    spdlog::debug("token review: not authenticated: {}", result.error);
-    co_return std::nullopt;
-  }
-  co_return result.user;
+  if (!result.authenticated) spdlog::debug("token review: not authenticated: {}", result.error);
+  co_return result;
 }
 
 asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRequest(DownstreamRequest& req,
@@ -444,14 +487,15 @@ asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRe
     // An address that keeps presenting tokens the upstream refuses gets the apiserver's
     // own 429 for new tokens instead of costing a TokenReview each (issue 16, finding 8).
     if (!gateway->tokens().find(auth::GatewayAuth::tokenKey(token)) && auth_failures.exhausted(req.client_ip)) {
-      ApiStatus status;
-      status.reason = Reason::TooManyRequests;
-      status.message = "Too many requests, please try again later.";
-      status.retry_after_seconds = 1;
-      co_return co_await answerStatus(req, status);
+      co_return co_await answerStatus(req, tooManyRequestsStatus());
     }
-    user = co_await authenticateToken(token, worker);
-    if (!user) auth_failures.failed(req.client_ip);
+    const auth::TokenReviewResult review = co_await authenticateToken(token, worker);
+    if (review.throttled) co_return co_await answerStatus(req, tooManyRequestsStatus());
+    if (review.authenticated) {
+      user = review.user;
+    } else {
+      auth_failures.failed(req.client_ip);
+    }
     req.upstream_token = token;  // pass-through requests go up as the caller
   }
   if (!user) co_return co_await answerStatus(req, auth::unauthorizedStatus());
@@ -475,6 +519,7 @@ asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRe
   metrics.gatewayDecision("SubjectAccessReview", source,
                           !access.definitive ? "error" : access.allowed ? "allowed" : "denied");
   if (access.allowed) co_return std::nullopt;
+  if (access.throttled) co_return co_await answerStatus(req, tooManyRequestsStatus());
   if (!access.definitive) {
     // Fail closed, and say why: the apiserver cannot be asked.
     spdlog::warn("subject access review failed: {}", access.error);
@@ -642,12 +687,21 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       ForwardOutcome outcome;
       bool cacheable = true;
       std::optional<ForwardOutcome> refused;
-      if (gateway && !isHealthPath(req.info.path)) refused = co_await admitGatewayRequest(req, *session, worker, cacheable);
+      // The apiserver's max-in-flight bound, taken before any review is spent on the
+      // request; long-running requests (watches, exec...) are bounded by their own.
+      ClientLimiter::Slot request_slot;
+      const bool overloaded = !local && !isLongRunning(req.info) && request_limiter.limited() &&
+                              !(request_slot = request_limiter.tryAcquire(""));
+      if (overloaded) metrics.limitRefused("requests");
+      if (gateway && !overloaded && !isHealthPath(req.info.path)) {
+        refused = co_await admitGatewayRequest(req, *session, worker, cacheable);
+      }
       // Held until this watch ends, cached or passed through. Keyed by the authenticated
       // user in gateway mode, else by the client's address.
-      WatchLimiter::Slot watch_slot;
-      const bool too_many = !refused && !local && req.info.verb == "watch" && watch_limiter.limited() &&
-                            !(watch_slot = watch_limiter.tryAcquire(req.caller.empty() ? client_ip : req.caller));
+      ClientLimiter::Slot watch_slot;
+      const bool too_many =
+          overloaded || (!refused && !local && req.info.verb == "watch" && watch_limiter.limited() &&
+                         !(watch_slot = watch_limiter.tryAcquire(req.caller.empty() ? client_ip : req.caller)));
       if (refused) {
         served_by = "proxy";
         outcome = *refused;
@@ -656,6 +710,7 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
         outcome = co_await serveLocal(req);
       } else if (too_many) {
         served_by = "proxy";
+        if (!overloaded) metrics.limitRefused("watches");
         const bool keep = req.keep_alive && req.parser.is_done() && !stopping;
         co_await writeDownstream(req.stream, tooManyRequestsAnswer(keep), options.write_timeout);
         outcome = ForwardOutcome{429, keep, false};

@@ -29,6 +29,11 @@ struct ProxyMetrics::Impl {
                                              .Help("Open downstream client connections.")
                                              .Register(registry)
                                              .Add({});
+  prometheus::Family<prometheus::Counter>& limit_refusals =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_limit_refusals_total")
+          .Help("Connections closed and requests answered 429 because a bound was reached, by bound.")
+          .Register(registry);
   prometheus::Gauge& open_streams = prometheus::BuildGauge()
                                          .Name("kube_cache_proxy_open_streams")
                                          .Help("Open long-running responses: watches, unbounded streams, upgrades.")
@@ -208,6 +213,10 @@ ClientMetrics& ProxyMetrics::client(std::string_view user_agent) {
 }
 
 void ProxyMetrics::upstreamFailedFast() { impl_->upstream_failed_fast.Increment(); }
+
+void ProxyMetrics::limitRefused(std::string_view limit) {
+  impl_->limit_refusals.Add({{"limit", std::string(limit)}}).Increment();
+}
 void ProxyMetrics::gatewayDecision(std::string_view review, std::string_view source, std::string_view outcome) {
   impl_->gateway_decisions
       .Add({{"review", std::string(review)}, {"source", std::string(source)}, {"outcome", std::string(outcome)}})

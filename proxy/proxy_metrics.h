@@ -21,6 +21,9 @@
 //   kube_cache_proxy_client_watches{client}                            gauge: watches open
 //   kube_cache_proxy_client_response_bytes_total{client}               counter: bytes written
 //       to the client's connections (heads, bodies, watch streams)
+//   kube_cache_proxy_limit_refusals_total{limit}                       counter: connections
+//       closed and requests answered 429 at a bound (connections, requests, reviews,
+//       watches)
 //   kube_cache_proxy_upstream_failed_fast_total                        counter: requests
 //       answered 503 at once because the upstream was known down
 //   kube_cache_proxy_write_sync_held_total{resource,outcome}           counter: write answers
@@ -100,6 +103,8 @@ class ProxyMetrics {
   void cachedWatchEventsSent(std::string_view resource, uint64_t events);
   void cachedWatchTerminatedSlow(std::string_view resource);
   void upstreamFailedFast();
+  // A bound was reached: "connections", "requests", "reviews" or "watches".
+  void limitRefused(std::string_view limit);
   // A gateway decision: `review` TokenReview or SubjectAccessReview; `source` cache,
   // shared (waited for an identical review in flight) or upstream; `outcome` allowed,
   // denied or error.

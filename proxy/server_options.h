@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace proxy {
 
@@ -78,6 +79,26 @@ struct ServerOptions {
   // answer. 0: unlimited.
   size_t max_watches_per_client = 0;
   size_t max_inflight_watches = 0;
+  // Requests in flight that are not long-running (watch, exec, attach, portforward,
+  // proxy, log are), as the apiserver's max-in-flight filter counts them; beyond: its 429.
+  // Each one passed through holds an upstream connection, so this also bounds those.
+  // 0: unlimited.
+  size_t max_requests_inflight = 600;
+  // Gateway reviews in flight to the upstream at once (identical ones share a flight and
+  // count once); beyond: 429 without a review, so a flood of random tokens cannot spend
+  // the proxy's API priority-and-fairness share. 0: unlimited.
+  size_t max_inflight_reviews = 64;
+  // Client connections open at once, per client address and in total; beyond either a
+  // new connection is closed at once. 0: unlimited.
+  size_t max_connections = 0;
+  size_t max_connections_per_client = 0;
 };
+
+// Half the soft open-file limit: each client connection may hold an upstream connection
+// too, and the rest is room for informers, state files and the listener.
+size_t defaultMaxConnections();
+// Raises the soft open-file limit to the hard one, as Go programs (the apiserver
+// included) do at start since Go 1.19; the default connection bound follows from it.
+void raiseOpenFileLimit();
 
 }  // namespace proxy

@@ -20,12 +20,14 @@ std::string subjectAccessReviewRequest(const UserInfo& user, const AccessAttribu
 // (an error status or an unreadable body): such outcomes are not cached.
 struct TokenReviewResult {
   bool definitive = false;
+  bool throttled = false;  // not asked: too many reviews in flight (answer 429)
   bool authenticated = false;
   UserInfo user;
   std::string error;  // why not, for the log
 };
 struct AccessReviewResult {
   bool definitive = false;
+  bool throttled = false;  // not asked: too many reviews in flight (answer 429)
   bool allowed = false;
   std::string reason;  // status.reason (denials append it to the 403 message)
   std::string error;

@@ -372,6 +372,28 @@ class GatewayTest(unittest.TestCase):
             self.assertEqual((status, body), (want, want_body), path[:80])
         self.assertEqual(self.counters()["subjectAccessReviews"], before)
 
+    def test_finding_8_reviews_in_flight_are_bounded(self):
+        """With the upstream slow, at most --max-inflight-reviews reviews are in flight; the
+        rest get the apiserver's 429 at once instead of queueing more reviews."""
+        proxy = self.start_proxy("--max-inflight-reviews", "2")
+        before = self.counters()["tokenReviews"]
+        self.upstream("/control/slow?ms=2000", method="POST", body={}, expect=200)
+        try:
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                answers = list(pool.map(lambda i: self.gateway_static(proxy, "/api/v1/namespaces/a/pods",
+                                                                      "flood-%d" % i), range(8)))
+        finally:
+            self.upstream("/control/slow?ms=0", method="POST", body={}, expect=200)
+        statuses = sorted(a[0] for a in answers)
+        self.assertEqual(statuses, [401] * 2 + [429] * 6, statuses)
+        self.assertEqual(self.counters()["tokenReviews"] - before, 2)
+        for status, headers, body in answers:
+            if status == 429:
+                self.assertEqual(headers.get("Retry-After"), "1")
+                self.assertEqual(json.loads(body)["reason"], "TooManyRequests")
+        status, _, body = self.gateway_static(proxy, "/api/v1/namespaces/a/pods/p-a", "alice-token")
+        self.assertEqual(status, 200, body)
+
     def test_finding_3_a_namespace_under_a_namespace_is_no_route(self):
         for path in ("/api/v1/namespaces/a/namespaces/b", "/api/v1/namespaces/a/namespaces/b?resourceVersion=0",
                      "/api/v1/namespaces/a/namespaces?resourceVersion=0"):

@@ -270,6 +270,83 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class ConnectionAndRequestLimitsTest(unittest.TestCase):
+    """Issue 16, finding 8 and lower: connections are bounded per client address and in
+    total (a new one beyond is closed at once), and requests in flight as the apiserver's
+    max-in-flight filter bounds them (its 429); watches and health checks do not count."""
+
+    def setUp(self):
+        self.procs = harness.Processes()
+        self.addCleanup(self.procs.stop_all)
+        self.api = clients.start_apiserver(self.procs, "--enable-control")
+        self.upstream = "http://127.0.0.1:%d" % self.api.port
+        self.socks = []
+        self.addCleanup(lambda: [s.close() for s in self.socks])
+
+    def connect(self, port, source):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+        self.socks.append(s)
+        return s
+
+    @staticmethod
+    def serves(s):
+        """True when the connection answers a request; False when the proxy closed it."""
+        try:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            return s.recv(1024).startswith(b"HTTP/1.1 200")
+        except OSError:
+            return False
+
+    def refusals(self, port, limit):
+        metrics = harness.http_get("127.0.0.1", port, "/metrics")[2].decode()
+        prefix = 'kube_cache_proxy_limit_refusals_total{limit="%s"} ' % limit
+        return sum(float(line[len(prefix):]) for line in metrics.splitlines() if line.startswith(prefix))
+
+    def test_connections_beyond_the_per_client_and_total_bounds_are_closed(self):
+        proxy = self.procs.proxy(self.upstream, "--cache-on-demand=false", "--max-connections-per-client", "2",
+                                 "--max-connections", "3")
+        first = [self.connect(proxy.port, "127.0.0.2") for _ in range(2)]
+        self.assertTrue(all(self.serves(s) for s in first))
+        self.assertFalse(self.serves(self.connect(proxy.port, "127.0.0.2")))
+        self.assertTrue(self.serves(self.connect(proxy.port, "127.0.0.3")))  # its own allowance, up to the total
+        self.assertFalse(self.serves(self.connect(proxy.port, "127.0.0.4")))
+        first[0].close()
+        harness.wait_for(lambda: self.serves(self.connect(proxy.port, "127.0.0.2")), timeout=10,
+                         message="a connection slot freed by a closed connection")
+        for s in self.socks:
+            s.close()
+
+        def refused_twice():
+            try:  # its own connection counts too, once the proxy has seen the others go
+                return self.refusals(proxy.port, "connections") >= 2
+            except OSError:
+                return False
+        harness.wait_for(refused_twice, timeout=10, message="two refusals counted")
+
+    def test_requests_in_flight_beyond_the_bound_get_the_apiservers_429(self):
+        proxy = self.procs.proxy(self.upstream, "--cache-on-demand=false", "--max-requests-inflight", "2")
+        clients.request(self.upstream + "/control/slow?ms=1500", "POST", {})
+        self.addCleanup(clients.request, self.upstream + "/control/slow?ms=0", "POST", {})
+        # A watch is long-running: it holds no request slot.
+        status, _, _, watch = open_watch(proxy.port, "/api/v1/namespaces/default/configmaps?watch=true", "127.0.0.1")
+        self.assertEqual(status, 200)
+        self.addCleanup(close_watch, watch)
+        import concurrent.futures
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            answers = list(pool.map(lambda _: harness.http_get("127.0.0.1", proxy.port,
+                                                               "/api/v1/namespaces/default/configmaps"), range(6)))
+            # Health checks are never refused, even while the bound is reached.
+            self.assertEqual(harness.http_get("127.0.0.1", proxy.port, "/healthz")[0], 200)
+        statuses = sorted(a[0] for a in answers)
+        self.assertEqual(statuses, [200, 200, 429, 429, 429, 429], statuses)
+        for status, headers, body in answers:
+            if status == 429:
+                headers = {k.lower(): v for k, v in dict(headers).items()}
+                self.assertEqual(headers["retry-after"], "1")
+                self.assertEqual(body, b"Too many requests, please try again later.\n")
+        self.assertEqual(self.refusals(proxy.port, "requests"), 4)
+
+
 def cpu_seconds(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -284,8 +361,10 @@ class AcceptBackoffTest(unittest.TestCase):
         processes = harness.Processes()
         self.addCleanup(processes.stop_all)
         api = clients.start_apiserver(processes)
+        # No connection bound (its default, half the limit, would keep descriptors free).
         proxy = processes.start(["prlimit", "--nofile=64:64", harness.PROXY_BIN, "--listen", "127.0.0.1:0",
-                                 "--upstream", "http://%s:%d" % (api.host, api.port), "--cache-on-demand=false"])
+                                 "--upstream", "http://%s:%d" % (api.host, api.port), "--cache-on-demand=false",
+                                 "--max-connections", "0"])
         harness.wait_for(lambda: harness.http_get(proxy.host, proxy.port, "/healthz")[0] == 200, timeout=30,
                          message="/healthz 200")
         socks = []

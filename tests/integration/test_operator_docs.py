@@ -24,7 +24,9 @@ RARE = {"kube_cache_proxy_cached_watchers_terminated_slow_total", "kube_cache_pr
         # only when a cacheable read could not be proven fresh (test_freshness reads it)
         "kube_cache_proxy_cache_passthrough_total",
         # gateway mode only; test_gateway reads it from a gateway's /metrics
-        "kube_cache_proxy_gateway_decisions_total"}
+        "kube_cache_proxy_gateway_decisions_total",
+        # only once a bound is reached (test_limits reads it)
+        "kube_cache_proxy_limit_refusals_total"}
 
 
 def scrape(proxy):

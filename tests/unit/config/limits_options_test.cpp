@@ -17,6 +17,25 @@ TEST_CASE("Limits default to the apiserver's: 3 MiB bodies, 1 MiB heads, 32 s he
   CHECK(c.idle_timeout == 90s);
   CHECK(c.max_watches_per_client == 0);
   CHECK(c.max_inflight_watches == 0);
+  CHECK(c.max_requests_inflight == 600);  // 400 + 200, the apiserver's two in-flight bounds
+  CHECK(c.max_inflight_reviews == 64);
+  CHECK_FALSE(c.max_connections.has_value());  // from the descriptor limit
+  CHECK(c.max_connections_per_client == 0);
+}
+
+TEST_CASE("Connection, request and review bounds are read from flags and the config file (issue 16, finding 8)") {
+  config::test::TempDir dir;
+  const auto file = dir.write("proxy.yaml", R"(
+upstream: http://127.0.0.1:6443
+max-connections: 5000
+max-connections-per-client: 100
+)");
+  const auto c = loadArgs({"--config", file.string(), "--max-requests-inflight", "0", "--max-inflight-reviews", "8"},
+                          config::test::emptyEnvironment(dir));
+  CHECK(c.max_connections == 5000u);
+  CHECK(c.max_connections_per_client == 100);
+  CHECK(c.max_requests_inflight == 0);
+  CHECK(c.max_inflight_reviews == 8);
 }
 
 TEST_CASE("Limits are read from flags and from the config file, flags winning") {

@@ -1,4 +1,4 @@
-#include "proxy/watch_limiter.h"
+#include "proxy/client_limiter.h"
 
 #include <doctest/doctest.h>
 
@@ -6,10 +6,10 @@
 #include <thread>
 #include <vector>
 
-using proxy::WatchLimiter;
+using proxy::ClientLimiter;
 
 TEST_CASE("A client gets at most max-per-client watches; others are unaffected") {
-  WatchLimiter limiter(2, 0);
+  ClientLimiter limiter(2, 0);
   auto a1 = limiter.tryAcquire("10.0.0.1");
   auto a2 = limiter.tryAcquire("10.0.0.1");
   CHECK(a1);
@@ -20,7 +20,7 @@ TEST_CASE("A client gets at most max-per-client watches; others are unaffected")
 }
 
 TEST_CASE("An ended watch frees its slot") {
-  WatchLimiter limiter(1, 0);
+  ClientLimiter limiter(1, 0);
   {
     auto held = limiter.tryAcquire("jane");
     CHECK(held);
@@ -31,7 +31,7 @@ TEST_CASE("An ended watch frees its slot") {
 }
 
 TEST_CASE("The total bound counts every client") {
-  WatchLimiter limiter(0, 2);
+  ClientLimiter limiter(0, 2);
   auto a = limiter.tryAcquire("a");
   auto b = limiter.tryAcquire("b");
   CHECK_FALSE(limiter.tryAcquire("c"));
@@ -40,17 +40,17 @@ TEST_CASE("The total bound counts every client") {
 }
 
 TEST_CASE("Zero bounds mean unlimited") {
-  WatchLimiter limiter(0, 0);
+  ClientLimiter limiter(0, 0);
   CHECK_FALSE(limiter.limited());
-  std::vector<WatchLimiter::Slot> slots;
+  std::vector<ClientLimiter::Slot> slots;
   for (int i = 0; i < 1000; ++i) slots.push_back(limiter.tryAcquire("one"));
-  CHECK(limiter.openFor("one") == 1000);
+  CHECK(limiter.open() == 1000);
 }
 
 TEST_CASE("A moved slot releases once") {
-  WatchLimiter limiter(1, 0);
+  ClientLimiter limiter(1, 0);
   auto a = limiter.tryAcquire("x");
-  WatchLimiter::Slot b = std::move(a);
+  ClientLimiter::Slot b = std::move(a);
   CHECK_FALSE(a);
   a = std::move(b);
   CHECK(limiter.open() == 1);
@@ -60,7 +60,7 @@ TEST_CASE("A moved slot releases once") {
 }
 
 TEST_CASE("Io threads acquiring and releasing at once never exceed the bound") {
-  WatchLimiter limiter(3, 0);
+  ClientLimiter limiter(3, 0);
   std::atomic<int> held{0};
   std::atomic<int> peak{0};
   std::vector<std::thread> threads;
@@ -80,4 +80,17 @@ TEST_CASE("Io threads acquiring and releasing at once never exceed the bound") {
   for (auto& t : threads) t.join();
   CHECK(peak.load() <= 3);
   CHECK(limiter.open() == 0);
+}
+
+TEST_CASE("Without a per-client bound only the total counts, whatever the key") {
+  ClientLimiter limiter(0, 2);
+  auto a = limiter.tryAcquire("10.0.0.1");
+  auto b = limiter.tryAcquire("");
+  CHECK(a);
+  CHECK(b);
+  CHECK_FALSE(limiter.tryAcquire("10.0.0.2"));
+  CHECK(limiter.openFor("10.0.0.1") == 0);  // no per-client counts kept
+  b.release();
+  CHECK(limiter.open() == 1);
+  CHECK(limiter.tryAcquire("10.0.0.2"));
 }

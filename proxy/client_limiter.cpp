@@ -1,8 +1,8 @@
-#include "proxy/watch_limiter.h"
+#include "proxy/client_limiter.h"
 
 namespace proxy {
 
-WatchLimiter::Slot& WatchLimiter::Slot::operator=(Slot&& other) noexcept {
+ClientLimiter::Slot& ClientLimiter::Slot::operator=(Slot&& other) noexcept {
   if (this != &other) {
     release();
     owner_ = other.owner_;
@@ -12,15 +12,19 @@ WatchLimiter::Slot& WatchLimiter::Slot::operator=(Slot&& other) noexcept {
   return *this;
 }
 
-void WatchLimiter::Slot::release() {
+void ClientLimiter::Slot::release() {
   if (owner_ == nullptr) return;
   owner_->release(key_);
   owner_ = nullptr;
 }
 
-WatchLimiter::Slot WatchLimiter::tryAcquire(const std::string& client) {
+ClientLimiter::Slot ClientLimiter::tryAcquire(const std::string& client) {
   std::lock_guard lock(mu_);
   if (max_total_ > 0 && total_ >= max_total_) return {};
+  if (max_per_client_ == 0) {
+    ++total_;
+    return Slot(this, "");
+  }
   // Entries exist only while their count is positive, so a refusal below never
   // leaves a zero behind (max_per_client_ > 0 implies the entry existed).
   size_t& mine = per_client_[client];
@@ -30,20 +34,20 @@ WatchLimiter::Slot WatchLimiter::tryAcquire(const std::string& client) {
   return Slot(this, client);
 }
 
-void WatchLimiter::release(const std::string& client) {
+void ClientLimiter::release(const std::string& client) {
   std::lock_guard lock(mu_);
-  auto it = per_client_.find(client);
-  if (it == per_client_.end()) return;
-  if (--it->second == 0) per_client_.erase(it);
   --total_;
+  if (max_per_client_ == 0) return;
+  auto it = per_client_.find(client);
+  if (it != per_client_.end() && --it->second == 0) per_client_.erase(it);
 }
 
-size_t WatchLimiter::open() const {
+size_t ClientLimiter::open() const {
   std::lock_guard lock(mu_);
   return total_;
 }
 
-size_t WatchLimiter::openFor(const std::string& client) const {
+size_t ClientLimiter::openFor(const std::string& client) const {
   std::lock_guard lock(mu_);
   auto it = per_client_.find(client);
   return it == per_client_.end() ? 0 : it->second;
