@@ -90,7 +90,8 @@ RequestInfo RequestInfo::parse(std::string_view method, std::string_view target)
   info.api_version = parts[i++];
 
   // Special verbs given as a path prefix: /watch/ (deprecated) and /proxy/.
-  if (parts[i] == "watch" || parts[i] == "proxy") {
+  const bool verb_via_path_prefix = parts[i] == "watch" || parts[i] == "proxy";
+  if (verb_via_path_prefix) {
     if (parts.size() - i < 2) {
       // The apiserver refuses to classify this; treat it as unknown.
       info.is_resource_request = false;
@@ -125,6 +126,11 @@ RequestInfo RequestInfo::parse(std::string_view method, std::string_view target)
     }
   }
   if (info.name.empty() && info.verb == "delete") info.verb = "deletecollection";
+  if (!verb_via_path_prefix && (info.verb == "list" || info.verb == "watch" || info.verb == "deletecollection")) {
+    const cache::QueryValues query = cache::QueryValues::parse(raw_query);
+    info.field_selector = std::string(query.get("fieldSelector").value_or(""));
+    info.label_selector = std::string(query.get("labelSelector").value_or(""));
+  }
   return info;
 }
 

@@ -33,6 +33,11 @@ struct RequestInfo {
   std::string subresource;  // e.g. "status", "log", "exec"
   std::string name;
   std::vector<std::string> parts;  // path segments starting at the resource
+  // The first fieldSelector and labelSelector values of a list, watch or
+  // deletecollection not named by a /watch/ path prefix: what the apiserver authorizes
+  // with (RequestInfo.FieldSelector and LabelSelector, AuthorizeWithSelectors).
+  std::string field_selector;
+  std::string label_selector;
 
   // Parses `target` (path plus optional "?query"). Never fails: a path it cannot
   // interpret as a resource is a non-resource request.

@@ -86,7 +86,8 @@ std::string GatewayAuth::accessKey(const UserInfo& user, const AccessAttributes&
     for (const auto& v : values) appendField(key, v);
   }
   key += a.resource_request ? 'r' : 'n';
-  for (const std::string* f : {&a.verb, &a.group, &a.version, &a.resource, &a.subresource, &a.namespace_, &a.name, &a.path})
+  for (const std::string* f : {&a.verb, &a.group, &a.version, &a.resource, &a.subresource, &a.namespace_, &a.name,
+                               &a.path, &a.field_selector, &a.label_selector})
     appendField(key, *f);
   return key;
 }
@@ -119,6 +120,8 @@ AccessAttributes GatewayAuth::attributesOf(const RequestInfo& info, const std::s
   a.subresource = info.subresource;
   a.namespace_ = info.namespace_;
   a.name = info.name;
+  a.field_selector = info.field_selector;
+  a.label_selector = info.label_selector;
   return a;
 }
 

@@ -99,6 +99,17 @@ std::string subjectAccessReviewRequest(const UserInfo& user, const AccessAttribu
     stringField(w, "resource", a.resource);
     stringField(w, "subresource", a.subresource);
     stringField(w, "name", a.name);
+    // As raw selectors, which the apiserver's SubjectAccessReview parses exactly as its
+    // authorization filter parses the request's own (issue 16: per-node clients listing
+    // pods by spec.nodeName are allowed on that selector by the Node authorizer).
+    for (const auto& [key, selector] : {std::pair{"fieldSelector", &a.field_selector},
+                                        std::pair{"labelSelector", &a.label_selector}}) {
+      if (selector->empty()) continue;
+      w.Key(key);
+      w.StartObject();
+      stringField(w, "rawSelector", *selector);
+      w.EndObject();
+    }
     w.EndObject();
   } else {
     w.Key("nonResourceAttributes");

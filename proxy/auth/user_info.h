@@ -27,6 +27,10 @@ struct AccessAttributes {
   std::string namespace_;
   std::string name;
   std::string path;  // non-resource requests
+  // list, watch and deletecollection: the raw fieldSelector and labelSelector (first
+  // values), which the apiserver's authorizers may allow on (AuthorizeWithSelectors).
+  std::string field_selector;
+  std::string label_selector;
 };
 
 }  // namespace proxy::auth

@@ -2,6 +2,7 @@
 #include "auth.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -54,6 +55,7 @@ const std::map<std::string, UserIdentity>& identities() {
       {"alice-token", {"alice", "uid-alice", {"team-a", "system:authenticated"}, {{"scopes", {"namespace-a"}}}}},
       {"bob-token", {"bob", "uid-bob", {"cluster-readers", "system:authenticated"}, {}}},
       {"nobody-token", {"nobody", "uid-nobody", {"system:authenticated"}, {}}},
+      {"node-1-token", {"system:node:node-1", "uid-node-1", {"system:nodes", "system:authenticated"}, {}}},
   };
   return ids;
 }
@@ -90,7 +92,28 @@ std::optional<UserIdentity> authenticateToken(const std::string& token) {
   return it->second;
 }
 
+// The Node authorizer's selector rule: a node lists and watches only the pods bound to
+// it, which it shows by a field selector term spec.nodeName=<node> (= or ==).
+bool nodeListsItsOwnPods(const UserIdentity& user, const AccessAttributes& a) {
+  constexpr std::string_view kNodePrefix = "system:node:";
+  if (std::find(user.groups.begin(), user.groups.end(), "system:nodes") == user.groups.end()) return false;
+  if (user.name.rfind(kNodePrefix, 0) != 0 || !a.resource_request || !a.group.empty() || a.resource != "pods" ||
+      !a.subresource.empty() || (a.verb != "list" && a.verb != "watch")) {
+    return false;
+  }
+  const std::string node = user.name.substr(kNodePrefix.size());
+  std::string_view rest = a.field_selector;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view term = rest.substr(0, comma);
+    if (term == "spec.nodeName=" + node || term == "spec.nodeName==" + node) return true;
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  return false;
+}
+
 bool isAllowed(const UserIdentity& user, const AccessAttributes& a) {
+  if (nodeListsItsOwnPods(user, a)) return true;
   for (const auto& r : rules()) {
     bool subject = std::find(r.users.begin(), r.users.end(), user.name) != r.users.end();
     for (const auto& g : user.groups) subject = subject || std::find(r.groups.begin(), r.groups.end(), g) != r.groups.end();
@@ -148,6 +171,9 @@ AccessAttributes attributesOf(const HttpRequest& req, const RequestInfo& info) {
   a.name = info.name;
   // RequestInfoFactory: a namespace object is in its own namespace.
   if (a.resource == "namespaces" && a.ns.empty()) a.ns = a.name;
+  if (a.verb == "list" || a.verb == "watch" || a.verb == "deletecollection") {
+    if (const std::string* fs = req.param("fieldSelector")) a.field_selector = *fs;
+  }
   // ... and a list or watch of one name (fieldSelector metadata.name=x) names it.
   if ((a.verb == "list" || a.verb == "watch") && a.name.empty()) {
     if (const std::string* fs = req.param("fieldSelector"); fs && fs->find(',') == std::string::npos) {
@@ -257,6 +283,19 @@ std::pair<int, std::string> subjectAccessReview(const std::string& body) {
     a.subresource = stringMember(ra, "subresource");
     a.ns = stringMember(ra, "namespace");
     a.name = stringMember(ra, "name");
+    // AuthorizeWithSelectors: a raw selector, or requirements (In with one value reads as =).
+    if (ra.HasMember("fieldSelector") && ra["fieldSelector"].IsObject()) {
+      const auto& fs = ra["fieldSelector"];
+      a.field_selector = stringMember(fs, "rawSelector");
+      if (fs.HasMember("requirements") && fs["requirements"].IsArray()) {
+        a.field_selector.clear();
+        for (const auto& r : fs["requirements"].GetArray()) {
+          const std::vector<std::string> values = stringArray(r, "values");
+          if (stringMember(r, "operator") != "In" || values.size() != 1) continue;
+          a.field_selector += (a.field_selector.empty() ? "" : ",") + stringMember(r, "key") + "=" + values[0];
+        }
+      }
+    }
   } else if (spec.HasMember("nonResourceAttributes") && spec["nonResourceAttributes"].IsObject()) {
     a.resource_request = false;
     a.verb = stringMember(spec["nonResourceAttributes"], "verb");

@@ -11,11 +11,16 @@
 //   alice-token   alice, uid uid-alice, group team-a, extra scopes=[namespace-a]
 //   bob-token     bob                                         group cluster-readers
 //   nobody-token  nobody                                      nothing
+//   node-1-token  system:node:node-1                          group system:nodes
 // Rules (allow only; no match is a denial with an empty reason, as RBAC answers):
 //   group system:masters, user system:serviceaccount:kube-system:kube-cache-proxy: all
 //   group team-a:          get, list, watch pods in namespace "a"
 //   group cluster-readers: get, list, watch pods and namespaces in every namespace
 //   any authenticated user: get of non-resource paths except /metrics (discovery, version)
+//   group system:nodes:    list, watch pods in every namespace with a field selector
+//                          requiring spec.nodeName=<its node> (the Node authorizer with
+//                          AuthorizeNodeWithSelectors; selectors reach it through
+//                          AuthorizeWithSelectors, also in SubjectAccessReviews)
 
 #include <map>
 #include <optional>
@@ -46,6 +51,7 @@ struct AccessAttributes {
   std::string ns;
   std::string name;
   std::string path;  // non-resource requests
+  std::string field_selector;  // list, watch, deletecollection: the raw fieldSelector
 };
 
 // The identity behind a bearer token, nullopt when the token is unknown.

@@ -43,6 +43,8 @@ Test identities (bearer token -> user [groups]; all also in system:authenticated
                                                         get/list/watch pods in namespace "a"
   bob-token     bob [cluster-readers]                   get/list/watch pods, namespaces everywhere
   nobody-token  nobody                                  nothing
+  node-1-token  system:node:node-1 [system:nodes]       list/watch pods with fieldSelector
+                                                        spec.nodeName=node-1 (Node authorizer)
   Every authenticated user may GET non-resource paths except /metrics.
   POST /apis/authentication.k8s.io/v1/tokenreviews and
   POST /apis/authorization.k8s.io/v1/subjectaccessreviews answer for these identities and

@@ -394,6 +394,23 @@ class GatewayTest(unittest.TestCase):
         status, _, body = self.gateway_static(proxy, "/api/v1/namespaces/a/pods/p-a", "alice-token")
         self.assertEqual(status, 200, body)
 
+    def test_selector_authorization_lets_a_node_list_its_own_pods(self):
+        """Issue 16 (lower): reviews carry the request's selectors (AuthorizeWithSelectors),
+        so a node listing pods by spec.nodeName=<itself> is allowed from the cache as the
+        apiserver allows it, and refused without that selector, byte for byte."""
+        for path, want_status in (("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&resourceVersion=0", 200),
+                                  ("/api/v1/pods?fieldSelector=spec.nodeName%3D%3Dnode-1&watch=1&timeoutSeconds=1", 200),
+                                  ("/api/v1/pods?resourceVersion=0", 403),
+                                  ("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-2&resourceVersion=0", 403)):
+            want, _, want_body = self.upstream(path, "node-1-token")
+            status, headers, body = self.gateway(path, "node-1-token")
+            self.assertEqual(want, want_status, path)
+            self.assertEqual(status, want, (path, body))
+            if want == 200:
+                self.assertTrue(from_cache_header(headers) or "watch=1" in path, headers)
+            else:
+                self.assertEqual(body, want_body, path)
+
     def test_finding_3_a_namespace_under_a_namespace_is_no_route(self):
         for path in ("/api/v1/namespaces/a/namespaces/b", "/api/v1/namespaces/a/namespaces/b?resourceVersion=0",
                      "/api/v1/namespaces/a/namespaces?resourceVersion=0"):

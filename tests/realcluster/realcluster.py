@@ -21,7 +21,7 @@ import harness  # noqa: E402
 
 BIN = os.environ.get("KCP_REALCLUSTER_BIN", "")
 TOKENS = {"admin": "admin-token", "limited": "limited-token", "nobody": "nobody-token", "proxy": "proxy-token",
-          "controller-manager": "kcm-token", "scheduler": "scheduler-token"}
+          "controller-manager": "kcm-token", "scheduler": "scheduler-token", "node-1": "node-1-token"}
 
 
 def require_bin(test_case_class):

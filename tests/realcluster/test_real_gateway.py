@@ -67,6 +67,25 @@ class GatewayAgainstRealRbacTest(unittest.TestCase):
                     elif "watch=1" not in path:
                         self.assertEqual(got[0], 200)
 
+    def test_a_node_lists_its_own_pods_by_selector_as_the_node_authorizer_allows(self):
+        """Issue 16 (lower): reviews carry the request's selectors (AuthorizeWithSelectors),
+        so the Node authorizer allows system:node:fake-node-1 to list and watch pods with
+        spec.nodeName=fake-node-1 through the proxy as directly, and refuses the rest alike."""
+        token = realcluster.TOKENS["node-1"]
+        for path in ("/api/v1/pods?fieldSelector=spec.nodeName%3Dfake-node-1",
+                     "/api/v1/pods?fieldSelector=spec.nodeName%3Dfake-node-1&resourceVersion=0",
+                     "/api/v1/pods?fieldSelector=spec.nodeName%3Dfake-node-1&watch=1&timeoutSeconds=1",
+                     "/api/v1/pods", "/api/v1/pods?fieldSelector=spec.nodeName%3Dfake-node-2",
+                     "/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3Dfake-node-1"):
+            with self.subTest(path=path):
+                want = self.direct(path, token)
+                got = self.via_proxy(path, token)
+                self.assertEqual(got[0], want[0], got[1][:300])
+                if want[0] == 403:
+                    self.assertEqual(got[1], want[1])
+        self.assertEqual(self.direct("/api/v1/pods?fieldSelector=spec.nodeName%3Dfake-node-1", token)[0], 200)
+        self.assertEqual(self.direct("/api/v1/pods", token)[0], 403)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -86,6 +86,12 @@ TEST_CASE("Access keys tell apart every field of user and attributes") {
   a = list;
   a.name = "p";
   CHECK(differs(alice, a));
+  a = list;
+  a.field_selector = "spec.nodeName=n1";
+  CHECK(differs(alice, a));
+  a = list;
+  a.label_selector = "app=web";
+  CHECK(differs(alice, a));
   // Length-prefixed: moving a character between neighbouring fields changes the key.
   CHECK(GatewayAuth::accessKey({"ab", "", {}, {}}, list) != GatewayAuth::accessKey({"a", "b", {}, {}}, list));
   CHECK(GatewayAuth::accessKey(alice, list) == base);
@@ -106,12 +112,30 @@ TEST_CASE("SubjectAccessReview carries user, groups, extra, uid and the resource
   const RequestInfo info = RequestInfo::parse("GET", "/api/v1/namespaces/a/pods?watch=1&fieldSelector=metadata.name%3Dp");
   CHECK(subjectAccessReviewRequest(alice, GatewayAuth::attributesOf(info, "GET")) ==
         R"({"kind":"SubjectAccessReview","apiVersion":"authorization.k8s.io/v1","spec":{"resourceAttributes":)"
-        R"({"namespace":"a","verb":"watch","version":"v1","resource":"pods","name":"p"},"user":"alice",)"
+        R"({"namespace":"a","verb":"watch","version":"v1","resource":"pods","name":"p",)"
+        R"("fieldSelector":{"rawSelector":"metadata.name=p"}},"user":"alice",)"
         R"("groups":["team-a","system:authenticated"],"extra":{"scopes":["namespace-a"]},"uid":"uid-alice"}})");
   const RequestInfo metrics = RequestInfo::parse("GET", "/metrics");
   CHECK(subjectAccessReviewRequest({"bob", "", {}, {}}, GatewayAuth::attributesOf(metrics, "GET")) ==
         R"({"kind":"SubjectAccessReview","apiVersion":"authorization.k8s.io/v1","spec":{"nonResourceAttributes":)"
         R"({"path":"/metrics","verb":"get"},"user":"bob"}})");
+}
+
+TEST_CASE("Reviews of lists and watches carry their selectors as the apiserver authorizes them (issue 16)") {
+  auto attrs = [](const char* method, const char* target) {
+    return GatewayAuth::attributesOf(RequestInfo::parse(method, target), method);
+  };
+  auto a = attrs("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&labelSelector=app%3Dweb&fieldSelector=x%3Dy");
+  CHECK(a.field_selector == "spec.nodeName=n1");  // the first value, raw
+  CHECK(a.label_selector == "app=web");
+  CHECK(subjectAccessReviewRequest({"system:node:n1", "", {}, {}}, a) ==
+        R"({"kind":"SubjectAccessReview","apiVersion":"authorization.k8s.io/v1","spec":{"resourceAttributes":)"
+        R"({"verb":"list","version":"v1","resource":"pods","fieldSelector":{"rawSelector":"spec.nodeName=n1"},)"
+        R"("labelSelector":{"rawSelector":"app=web"}},"user":"system:node:n1"}})");
+  CHECK(attrs("DELETE", "/api/v1/namespaces/a/pods?labelSelector=app").label_selector == "app");
+  // Not for single objects, nor for the deprecated /watch/ prefix (no selector authorization there).
+  CHECK(attrs("GET", "/api/v1/namespaces/a/pods/p?fieldSelector=spec.nodeName%3Dn1").field_selector.empty());
+  CHECK(attrs("GET", "/api/v1/watch/pods?fieldSelector=spec.nodeName%3Dn1").field_selector.empty());
 }
 
 TEST_CASE("Review answers: only a created review is definitive") {

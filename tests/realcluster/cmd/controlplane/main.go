@@ -31,7 +31,8 @@ import (
 type identity struct{ name, token, groups string }
 
 // The test identities. limited is confined to namespace "limited" by a RoleBinding;
-// nobody has no rights; proxy gets what the proxy's ClusterRole grants.
+// nobody has no rights; proxy gets what the proxy's ClusterRole grants; node-1 is a kubelet
+// (group system:nodes), which the Node authorizer lets list only its own pods, by selector.
 var identities = []identity{
 	{"admin", "admin-token", "system:masters"},
 	{"limited", "limited-token", ""},
@@ -39,6 +40,7 @@ var identities = []identity{
 	{"proxy", "proxy-token", ""},
 	{"controller-manager", "kcm-token", ""},
 	{"scheduler", "scheduler-token", ""},
+	{"node-1", "node-1-token", "system:nodes"},
 }
 
 // userName is the Kubernetes user each identity authenticates as.
@@ -48,6 +50,8 @@ func userName(id identity) string {
 		return "kube-cache-proxy"
 	case "controller-manager":
 		return "system:kube-controller-manager"
+	case "node-1":
+		return "system:node:fake-node-1" // a kubelet, for the Node authorizer
 	case "scheduler":
 		return "system:kube-scheduler"
 	}
