@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include "proxy/auth/client_certificate.h"
 #include "proxy/auth/gateway_auth.h"
 #include "proxy/auth/failure_limiter.h"
 #include "proxy/auth/review_flights.h"
@@ -44,12 +45,15 @@ using asio::use_awaitable;
 // One client connection. Touched only by its io thread.
 struct Session {
   Session(asio::ip::tcp::socket&& socket, std::shared_ptr<asio::ssl::context> tls)
-      : stream(std::move(socket), std::move(tls)) {}
+      : stream(std::move(socket), tls), verified_with(std::move(tls)) {}
   DownstreamStream stream;
   beast::flat_buffer buffer;
   SessionControl control;
   bool idle = true;  // waiting for the next request head
   std::optional<auth::UserInfo> certificate_user;  // a verified client certificate's identity
+  std::time_t certificate_not_after = 0;
+  // The serving context (client CA) the certificate was last verified with.
+  std::shared_ptr<asio::ssl::context> verified_with;
   ClientLimiter::Slot connection_slot;             // held for the connection's lifetime
 };
 using SessionPtr = std::shared_ptr<Session>;
@@ -102,7 +106,8 @@ std::string tooManyRequestsAnswer(bool keep_alive) {
 // The serving certificate, key and client CA as one TLS context, rebuilt when a file
 // changes (a Secret update swaps the mounted files). A context that fails to build
 // (files mid-rotation, mismatched pair) leaves the previous one serving. Used by the
-// accept loop only; each session keeps the context it started with.
+// accept loop, and by requests re-verifying a client certificate; each session keeps the
+// context it started with.
 class ServingTls {
  public:
   explicit ServingTls(const ServerOptions& options) : options_(options) {
@@ -111,6 +116,7 @@ class ServingTls {
   }
 
   std::shared_ptr<asio::ssl::context> current() {
+    std::lock_guard lock(mu_);
     const auto now = std::chrono::steady_clock::now();
     if (now - checked_ < std::chrono::seconds(1)) return context_;
     checked_ = now;
@@ -166,57 +172,11 @@ class ServingTls {
   }
 
   const ServerOptions& options_;
+  std::mutex mu_;
   std::shared_ptr<asio::ssl::context> context_;
   std::string signature_;
   std::chrono::steady_clock::time_point checked_ = std::chrono::steady_clock::now();
 };
-
-// The user a verified client certificate names, as the apiserver's x509 authenticator
-// maps it: CN = user name, each O = a group, plus system:authenticated.
-std::optional<auth::UserInfo> certificateUser(SSL* ssl, const std::vector<std::string>& refused_groups) {
-  X509* cert = SSL_get1_peer_certificate(ssl);
-  if (!cert) return std::nullopt;
-  std::unique_ptr<X509, decltype(&X509_free)> owned(cert, X509_free);
-  if (SSL_get_verify_result(ssl) != X509_V_OK) return std::nullopt;
-  X509_NAME* subject = X509_get_subject_name(cert);
-  auto text = [subject](int index) {
-    unsigned char* utf8 = nullptr;
-    const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, index)));
-    if (n < 0) return std::string();
-    std::string out(reinterpret_cast<char*>(utf8), static_cast<size_t>(n));
-    OPENSSL_free(utf8);
-    return out;
-  };
-  auth::UserInfo user;
-  // Go's pkix.Name keeps the last CommonName of the subject, and the apiserver's x509
-  // authenticator names the user by it.
-  int cn = -1;
-  for (int i = -1; (i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) >= 0;) cn = i;
-  if (cn >= 0) user.name = text(cn);
-  if (user.name.empty()) return std::nullopt;
-  for (int o = -1; (o = X509_NAME_get_index_by_NID(subject, NID_organizationName, o)) >= 0;) user.groups.push_back(text(o));
-  // The name and groups become Impersonate-* header values upstream: a control character
-  // (a CR LF would add a header the CA never granted, e.g. Impersonate-Group:
-  // system:masters) refuses the certificate, so the request is unauthenticated (401).
-  const auto has_control = [](const std::string& v) {
-    return std::any_of(v.begin(), v.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
-  };
-  if (has_control(user.name) || std::any_of(user.groups.begin(), user.groups.end(), has_control)) {
-    spdlog::warn("refused a client certificate whose subject holds control characters");
-    return std::nullopt;
-  }
-  // The proxy impersonates a certificate's groups with its own right to impersonate any
-  // group: privileged ones (system:masters by default) only when the operator allows them.
-  for (const std::string& group : user.groups) {
-    if (std::find(refused_groups.begin(), refused_groups.end(), group) != refused_groups.end()) {
-      spdlog::warn("refused the client certificate of {}: group {} is refused (--refuse-client-cert-groups)",
-                   user.name, group);
-      return std::nullopt;
-    }
-  }
-  user.groups.emplace_back("system:authenticated");
-  return user;
-}
 
 bool isHealthPath(const std::string& path) { return path == "/healthz" || path == "/livez" || path == "/readyz"; }
 
@@ -291,6 +251,9 @@ struct ProxyServer::Impl {
   asio::awaitable<std::optional<ForwardOutcome>> admitGatewayRequest(DownstreamRequest& req, Session& session,
                                                                       Worker& worker, bool& cacheable);
   asio::awaitable<auth::TokenReviewResult> authenticateToken(const std::string& token, Worker& worker);
+  // The session's certificate identity if the certificate still verifies: re-checked
+  // once it has expired or the client CA was reloaded since it was last verified.
+  std::optional<auth::UserInfo> certificateUserNow(Session& session);
   // A review's answer: from `cache`, else from the upstream (`path`, body from `body()`,
   // answer read by `parse`), asked once per key at a time; definitive answers are
   // remembered. `source` says which: cache, shared or upstream.
@@ -462,13 +425,30 @@ asio::awaitable<auth::TokenReviewResult> ProxyServer::Impl::authenticateToken(co
   co_return result;
 }
 
+std::optional<auth::UserInfo> ProxyServer::Impl::certificateUserNow(Session& session) {
+  if (!session.certificate_user || !tls) return session.certificate_user;
+  std::shared_ptr<asio::ssl::context> current = tls->current();
+  if (current == session.verified_with && std::time(nullptr) < session.certificate_not_after) {
+    return session.certificate_user;
+  }
+  TlsStream* stream = session.stream.tls();
+  if (!stream || !auth::certificateStillVerifies(stream->native_handle(), current->native_handle())) {
+    spdlog::info("the client certificate of {} no longer verifies (expired, or its CA was rotated out)",
+                 session.certificate_user->name);
+    session.certificate_user.reset();
+    return std::nullopt;
+  }
+  session.verified_with = std::move(current);
+  return session.certificate_user;
+}
+
 asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRequest(DownstreamRequest& req,
                                                                                        Session& session,
                                                                                        Worker& worker,
                                                                                        bool& cacheable) {
   // Authentication: a verified client certificate first, then a bearer token (the
   // apiserver's order); nothing else is anonymous-allowed through the gateway.
-  std::optional<auth::UserInfo> user = session.certificate_user;
+  std::optional<auth::UserInfo> user = certificateUserNow(session);
   const std::string token = auth::GatewayAuth::bearerToken(req.headers);
   const bool impersonating = auth::GatewayAuth::wantsImpersonation(req.headers);
   if (user) {
@@ -624,7 +604,10 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       co_await tls_stream->async_handshake(asio::ssl::stream_base::server, redirect_error(use_awaitable, ec));
       session->stream.expires_never();
       if (ec) throw std::runtime_error("TLS handshake: " + ec.message());
-      session->certificate_user = certificateUser(tls_stream->native_handle(), options.refused_certificate_groups);
+      if (auto identity = auth::certificateIdentity(tls_stream->native_handle(), options.refused_certificate_groups)) {
+        session->certificate_user = std::move(identity->user);
+        session->certificate_not_after = identity->not_after;
+      }
     }
     // `stopping` covers a connection accepted just before stop(), whose
     // session was not yet registered when stop() marked the others.

@@ -18,6 +18,7 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import time
 import unittest
 
 import clients
@@ -42,6 +43,26 @@ def issue(directory, name, subject, ext):
     openssl(directory, "x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
             "-out", name + ".crt", "-days", "2", "-extfile", name + ".ext")
     return os.path.join(directory, name + ".crt"), os.path.join(directory, name + ".key")
+
+
+def issue_expiring(directory, name, subject, seconds):
+    """A client certificate from the make_pki CA that expires `seconds` from now (openssl
+    ca takes any end date; x509 -req only whole days). Returns (cert, key, expiry epoch)."""
+    index, serial = os.path.join(directory, name + ".index"), os.path.join(directory, name + ".serial")
+    open(index, "w").close()
+    with open(serial, "w") as f:
+        f.write("1000\n")
+    with open(os.path.join(directory, name + ".cnf"), "w") as f:
+        f.write("[ca]\ndefault_ca=d\n[d]\ndatabase=%s\nnew_certs_dir=%s\nserial=%s\ndefault_md=sha256\npolicy=p\n"
+                "[p]\norganizationName=optional\ncommonName=supplied\n[ext]\nextendedKeyUsage=clientAuth\n"
+                % (index, directory, serial))
+    openssl(directory, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", name + ".key", "-out", name + ".csr", "-subj", subject)
+    expiry = int(time.time()) + seconds
+    openssl(directory, "ca", "-batch", "-config", name + ".cnf", "-cert", "ca.crt", "-keyfile", "ca.key",
+            "-in", name + ".csr", "-out", name + ".crt", "-preserveDN", "-notext", "-extensions", "ext",
+            "-enddate", time.strftime("%y%m%d%H%M%SZ", time.gmtime(expiry)))
+    return (os.path.join(directory, name + ".crt"), os.path.join(directory, name + ".key")), expiry
 
 
 def exchange(host, port, path, token=None, method="GET", body=None, tls=None, read_body=True):
@@ -279,6 +300,40 @@ class GatewayTest(unittest.TestCase):
         self.assertEqual((status, body), (401, UNAUTHORIZED + b"\n"))
 
     # -- security round two (issue 16) -----------------------------------------------------
+
+    def keep_alive_get(self, conn, path):
+        conn.request("GET", path, headers={"Accept": "application/json"})
+        r = conn.getresponse()
+        return r.status, r.read()
+
+    def test_an_expired_certificate_stops_authenticating_on_its_open_connection(self):
+        """Issue 16 (lower): the apiserver verifies a client certificate on every request;
+        a keep-alive connection does not outlive its certificate."""
+        cert, expiry = issue_expiring(self.dir, "brief", "/O=team-a/CN=carol", 3)
+        conn = http.client.HTTPSConnection(self.proxy.host, self.proxy.port, timeout=30, context=self.tls(cert))
+        self.addCleanup(conn.close)
+        path = "/api/v1/namespaces/a/pods?resourceVersion=0"
+        self.assertEqual(self.keep_alive_get(conn, path)[0], 200)
+        sock = conn.sock
+        harness.wait_for(lambda: time.time() > expiry + 1, timeout=10, message="the certificate to expire")
+        self.assertEqual(self.keep_alive_get(conn, path), (401, UNAUTHORIZED + b"\n"))
+        self.assertIs(conn.sock, sock, "the same connection")
+
+    def test_a_rotated_client_ca_applies_to_open_connections(self):
+        ca = os.path.join(self.dir, "rotating-ca.crt")
+        shutil.copy(self.pki["ca"], ca)
+        proxy = self.start_proxy("--client-ca-file", ca)
+        conn = http.client.HTTPSConnection(proxy.host, proxy.port, timeout=30, context=self.tls(self.carol))
+        self.addCleanup(conn.close)
+        path = "/api/v1/namespaces/a/pods?resourceVersion=0"
+        self.assertEqual(self.keep_alive_get(conn, path)[0], 200)
+        sock = conn.sock
+        shutil.copy(self.pki["other_ca"], ca + ".new")
+        os.replace(ca + ".new", ca)  # carol's CA is no longer trusted
+        harness.wait_for(lambda: self.keep_alive_get(conn, path)[0] == 401, timeout=10, interval=0.2,
+                         message="carol refused on her open connection once the CA rotated")
+        self.assertIs(conn.sock, sock, "the same connection")
+
 
     def test_finding_1_certificate_names_with_control_characters_are_refused(self):
         """A CN that would smuggle a header into Impersonate-User is refused (401), not passed on."""
