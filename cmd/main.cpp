@@ -70,6 +70,8 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.idle_timeout = c.idle_timeout;
   o.max_watches_per_client = c.max_watches_per_client;
   o.max_inflight_watches = c.max_inflight_watches;
+  o.request_filter = {c.request_filter.accept_hosts, c.request_filter.accept_paths, c.request_filter.reject_paths,
+                      c.request_filter.reject_methods};
   return o;
 }
 

@@ -9,6 +9,8 @@
 #include <map>
 #include <string>
 
+#include "proxy/request_filter.h"
+
 namespace proxy {
 
 struct ServerOptions {
@@ -78,6 +80,9 @@ struct ServerOptions {
   // answer. 0: unlimited.
   size_t max_watches_per_client = 0;
   size_t max_inflight_watches = 0;
+  // kubectl proxy's request filter (proxy/request_filter.h); every list unset: off.
+  // Health probes (/healthz, /livez, /readyz) are never filtered.
+  RequestFilterPatterns request_filter;
 };
 
 }  // namespace proxy
