@@ -68,6 +68,17 @@ struct CacheResourceConfig {
   bool operator==(const CacheResourceConfig&) const = default;
 };
 
+// kubectl proxy's request filter (--accept-hosts, --accept-paths, --reject-paths,
+// --reject-methods): regular expressions, each already checked to compile. An unset list
+// is a check that is not made (a gateway's default); config/request_filter.h has the rest.
+struct RequestFilterConfig {
+  std::optional<std::vector<std::string>> accept_hosts;
+  std::optional<std::vector<std::string>> accept_paths;
+  std::optional<std::vector<std::string>> reject_paths;
+  std::optional<std::vector<std::string>> reject_methods;
+  bool operator==(const RequestFilterConfig&) const = default;
+};
+
 // Carries exactly what proxy::UpstreamOptions needs, field for field, plus
 // provenance for logging.
 struct UpstreamConfig {
@@ -154,6 +165,9 @@ struct Config {
   uint64_t max_inflight_reviews = 64;        // gateway TokenReviews + SubjectAccessReviews; 0: unlimited
   std::optional<uint64_t> max_connections;   // unset: from the descriptor limit (cmd); 0: unlimited
   uint64_t max_connections_per_client = 0;   // per client address; 0: unlimited
+  // Which requests are served at all, by Host, path and method (kubectl proxy's filter).
+  // Sidecar: kubectl proxy's defaults; gateway: off unless set.
+  RequestFilterConfig request_filter;
 
   // Non-fatal findings for main to log once the logger exists.
   std::vector<std::string> warnings;

@@ -1,6 +1,9 @@
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
+#include <vector>
 
 #include "config/config.h"
 #include "config/settings.h"
@@ -50,9 +53,26 @@ Settings parseFlags(int argc, const char* const* argv) {
   CLI::Option* config_option =
       app.add_option("--config", config_file)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
+  // "--refuse-client-cert-groups=" is how pflag users write an empty list, but CLI11 reads a list
+  // option with an empty "=" value as one without a value and takes the following
+  // arguments as its entries. Spelled as a separate empty argument it means [""].
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) {
+    const std::string arg = argv[i];
+    const bool empty_list = std::any_of(std::begin(kListFields), std::end(kListFields), [&](const ListField& field) {
+      return arg == "--" + std::string(field.name) + "=";
+    });
+    if (empty_list) {
+      args.emplace_back("");
+      args.push_back(arg.substr(0, arg.size() - 1));
+    } else {
+      args.push_back(arg);
+    }
+  }
+
   try {
-    // CLI11 reads argv[0] as the program name.
-    app.parse(argc, argv);
+    // Reversed, as CLI11's vector overload wants them.
+    app.parse(std::move(args));
   } catch (const CLI::CallForHelp&) {
     throw ExitRequest{0, helpText()};
   } catch (const CLI::ArgumentMismatch& e) {

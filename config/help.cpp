@@ -35,6 +35,19 @@ Serving:
   --io-threads N            server I/O threads (default 0: one per core)
   --shutdown-timeout DUR    how long to drain clients on SIGTERM (default 5s)
 
+Request filter (kubectl proxy's flags and meaning; docs/security.md):
+  --accept-hosts LIST       serve only requests whose Host, without its port, matches one of
+                            these regular expressions (sidecar default
+                            ^localhost$,^127\.0\.0\.1$,^\[::1\]$ plus another --listen loopback address)
+  --accept-paths LIST       serve only paths matching one of these (sidecar default ^.*)
+  --reject-paths LIST       refuse paths matching any of these, even when accepted (sidecar default
+                            ^/api/.*/pods/.*/exec,^/api/.*/pods/.*/attach; "" refuses none)
+  --reject-methods LIST     refuse HTTP methods matching any of these, e.g. POST,PUT,PATCH,DELETE
+                            (sidecar default ^$: none)
+  Comma-separated ECMAScript regular expressions matched anywhere in the text (anchor them).
+  Refused: 403, body "Forbidden", as kubectl proxy. /healthz, /livez, /readyz are never
+  filtered. A gateway filters only by the flags its operator sets.
+
 Gateway mode (--mode gateway; docs/security.md):
   --tls-cert-file PATH           serve HTTPS (TLS 1.2+) with this PEM certificate chain; re-read
                                  when it changes. Required for a gateway beyond loopback.

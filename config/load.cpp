@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "config/config.h"
+#include "config/request_filter.h"
 #include "config/server_url.h"
 #include "config/settings.h"
 #include "config/upstream_resolver.h"
@@ -153,6 +154,7 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.authorization_cache_ttl) config.authorization_cache_ttl = parseTimeout(*settings.authorization_cache_ttl);
   if (settings.auth_cache_size) config.auth_cache_size = parseCount(*settings.auth_cache_size);
   checkExposure(config, settings);
+  config.request_filter = requestFilter(settings, config.mode, config.listen);
 
   config.upstream = resolveUpstream(settings, env, config.warnings);
   return config;

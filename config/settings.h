@@ -61,6 +61,11 @@ struct Settings {
   std::optional<ListSetting> cache;
   std::optional<ListSetting> no_cache;
   std::optional<ListSetting> refuse_client_cert_groups;
+  // kubectl proxy's request filter: comma-separated regular expressions.
+  std::optional<ListSetting> accept_hosts;
+  std::optional<ListSetting> accept_paths;
+  std::optional<ListSetting> reject_paths;
+  std::optional<ListSetting> reject_methods;
   std::optional<Setting> cache_on_demand;
   std::optional<Setting> cache_idle_timeout;
   std::optional<Setting> watch_bookmark_interval;
@@ -157,6 +162,10 @@ inline constexpr ListField kListFields[] = {
     {"cache", &Settings::cache},
     {"no-cache", &Settings::no_cache},
     {"refuse-client-cert-groups", &Settings::refuse_client_cert_groups},
+    {"accept-hosts", &Settings::accept_hosts},
+    {"accept-paths", &Settings::accept_paths},
+    {"reject-paths", &Settings::reject_paths},
+    {"reject-methods", &Settings::reject_methods},
 };
 
 // Each field of `flags` that is set, else the field of `file`; and a

@@ -30,6 +30,7 @@
 #include "proxy/logging.h"
 #include "proxy/proxy_metrics.h"
 #include "proxy/query_params.h"
+#include "proxy/request_filter.h"
 #include "proxy/status_negotiation.h"
 #include "proxy/write_sync.h"
 #include "watch/upstream_health.h"
@@ -192,6 +193,16 @@ bool isLocalPath(const std::string& path) {
   return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/metrics";
 }
 
+// kubectl proxy's refusal of a filtered request: Go's http.Error(w, "Forbidden", 403),
+// plain text rather than a Status, so a client sees the same answer from either proxy.
+std::string filterRefusalAnswer(bool keep_alive, bool head_only) {
+  const std::string body = "Forbidden\n";
+  HeaderList headers = {{"Content-Type", "text/plain; charset=utf-8"}, {"X-Content-Type-Options", "nosniff"}};
+  std::string out = formatResponseHead(403, "", headers, BodyFraming::ContentLength, body.size(), keep_alive);
+  if (!head_only) out += body;
+  return out;
+}
+
 std::string plainAnswer(unsigned code, const std::string& content_type, const std::string& body, bool keep_alive,
                         bool head_only) {
   HeaderList headers = {{"Cache-Control", "no-cache, private"},
@@ -207,6 +218,7 @@ std::string plainAnswer(unsigned code, const std::string& content_type, const st
 struct ProxyServer::Impl {
   Impl(ServerOptions server, const UpstreamOptions& upstream_options)
       : options(std::move(server)),
+        request_filter(options.request_filter),
         upstream(upstream_options, metrics),
         watch_limiter(options.max_watches_per_client, options.max_inflight_watches),
         connection_limiter(options.max_connections_per_client, options.max_connections),
@@ -262,8 +274,12 @@ struct ProxyServer::Impl {
                                  const std::string& key, const char* path, Body body, Parse parse, Worker& worker,
                                  const char*& source);
   asio::awaitable<ForwardOutcome> answerStatus(DownstreamRequest& req, const ApiStatus& status);
+  // True when the request filter (kubectl proxy's) refuses `req`; refuseFiltered answers it.
+  bool filterRefuses(const DownstreamRequest& req) const;
+  asio::awaitable<ForwardOutcome> refuseFiltered(DownstreamRequest& req);
 
   const ServerOptions options;
+  const RequestFilter request_filter;  // kubectl proxy's --accept-hosts and friends
   ProxyMetrics metrics;
   Upstream upstream;
   ClientLimiter watch_limiter;
@@ -513,6 +529,24 @@ asio::awaitable<std::optional<ForwardOutcome>> ProxyServer::Impl::admitGatewayRe
   co_return co_await answerStatus(req, auth::forbiddenStatus(*user, attrs, access.reason));
 }
 
+bool ProxyServer::Impl::filterRefuses(const DownstreamRequest& req) const {
+  // Health probes say only whether the proxy is up; a gateway answers them unauthenticated too.
+  if (!request_filter.active() || isHealthPath(req.info.path)) return false;
+  // Go's server answers a second Host header with 400 before kubectl's filter sees it.
+  const auto host_headers = std::count_if(req.headers.begin(), req.headers.end(),
+                                          [](const auto& header) { return headerNameEquals(header.first, "Host"); });
+  return host_headers > 1 || !request_filter.allows(req.method, req.target, findHeader(req.headers, "Host"));
+}
+
+asio::awaitable<ForwardOutcome> ProxyServer::Impl::refuseFiltered(DownstreamRequest& req) {
+  spdlog::debug("request filter refused {} {} from {} with Host \"{}\" (--accept-hosts, --accept-paths, "
+                "--reject-paths, --reject-methods)", req.method, req.target, req.client_ip,
+                findHeader(req.headers, "Host"));
+  const bool keep = req.keep_alive && req.parser.is_done() && !stopping;
+  co_await writeDownstream(req.stream, filterRefusalAnswer(keep, req.method == "HEAD"), options.write_timeout);
+  co_return ForwardOutcome{403, keep, false};
+}
+
 std::pair<unsigned, std::string> ProxyServer::Impl::readyz(std::string_view raw_query) const {
   const cache::QueryValues query = cache::QueryValues::parse(raw_query);
   auto excluded = [&query](std::string_view name) {
@@ -670,13 +704,14 @@ asio::awaitable<void> ProxyServer::Impl::runSession(SessionPtr session, Worker& 
       ForwardOutcome outcome;
       bool cacheable = true;
       std::optional<ForwardOutcome> refused;
+      if (filterRefuses(req)) refused = co_await refuseFiltered(req);
       // The apiserver's max-in-flight bound, taken before any review is spent on the
       // request; long-running requests (watches, exec...) are bounded by their own.
       ClientLimiter::Slot request_slot;
-      const bool overloaded = !local && !isLongRunning(req.info) && request_limiter.limited() &&
+      const bool overloaded = !refused && !local && !isLongRunning(req.info) && request_limiter.limited() &&
                               !(request_slot = request_limiter.tryAcquire(""));
       if (overloaded) metrics.limitRefused("requests");
-      if (gateway && !overloaded && !isHealthPath(req.info.path)) {
+      if (!refused && !overloaded && gateway && !isHealthPath(req.info.path)) {
         refused = co_await admitGatewayRequest(req, *session, worker, cacheable);
       }
       // Held until this watch ends, cached or passed through. Keyed by the authenticated

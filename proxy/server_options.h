@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "proxy/request_filter.h"
+
 namespace proxy {
 
 struct ServerOptions {
@@ -92,6 +94,9 @@ struct ServerOptions {
   // new connection is closed at once. 0: unlimited.
   size_t max_connections = 0;
   size_t max_connections_per_client = 0;
+  // kubectl proxy's request filter (proxy/request_filter.h); every list unset: off.
+  // Health probes (/healthz, /livez, /readyz) are never filtered.
+  RequestFilterPatterns request_filter;
 };
 
 // Half the soft open-file limit: each client connection may hold an upstream connection

@@ -27,7 +27,7 @@ def cpu_seconds(pid):
 
 async def open_watch(port, rv, arrivals, ready):
     reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
-    writer.write(("GET /api/v1/pods?watch=1&resourceVersion=%s HTTP/1.1\r\nHost: x\r\n\r\n" % rv).encode())
+    writer.write(("GET /api/v1/pods?watch=1&resourceVersion=%s HTTP/1.1\r\nHost: localhost\r\n\r\n" % rv).encode())
     await writer.drain()
     while (await reader.readline()) not in (b"\r\n", b""):
         pass

@@ -271,7 +271,7 @@ class CachedWatchTest(unittest.TestCase):
             sock = socket.socket()
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             sock.connect(("127.0.0.1", slow_proxy.port))
-            sock.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
+            sock.sendall(("GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % path).encode())
             stalled.append(sock)
             self.addCleanup(sock.close)
         reader = self.watch(slow_proxy.port, path)

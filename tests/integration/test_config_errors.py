@@ -35,6 +35,10 @@ class ConfigErrorsTest(unittest.TestCase):
     def test_bad_flag_value(self):
         self.assertOneLineError(run("--upstream", "http://127.0.0.1:1", "--log-format", "xml"), "log-format")
 
+    def test_bad_request_filter_pattern(self):
+        self.assertOneLineError(run("--upstream", "http://127.0.0.1:1", "--reject-paths", "^/api/(v1"),
+                                "--reject-paths", "^/api/(v1", "not a regular expression")
+
     def test_malformed_kubeconfig(self):
         path = self.kubeconfig("clusters: [ {name: a, cluster: {server: ")
         self.assertOneLineError(run("--kubeconfig", path), path)

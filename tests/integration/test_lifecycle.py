@@ -63,7 +63,7 @@ class LifecycleTest(unittest.TestCase):
     def test_sigterm_ends_upgraded_connections(self):
         s = socket.create_connection((self.proxy.host, self.proxy.port), timeout=10)
         self.addCleanup(s.close)
-        s.sendall(b"GET /api/v1/namespaces/a/pods/p/attach?stdout=true HTTP/1.1\r\nHost: p\r\n"
+        s.sendall(b"GET /api/v1/namespaces/a/pods/p/portforward?ports=80 HTTP/1.1\r\nHost: localhost\r\n"
                   b"Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
         head = b""
         while b"\r\n\r\n" not in head:
@@ -81,7 +81,7 @@ class LifecycleTest(unittest.TestCase):
         # An upload that stalls mid-body keeps its session busy, so the drain lasts.
         upload = socket.create_connection((self.proxy.host, self.proxy.port), timeout=10)
         self.addCleanup(upload.close)
-        upload.sendall(b"POST /api/v1/namespaces/a/configmaps HTTP/1.1\r\nHost: p\r\n"
+        upload.sendall(b"POST /api/v1/namespaces/a/configmaps HTTP/1.1\r\nHost: localhost\r\n"
                        b"Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{")
 
         harness.wait_for(lambda: self.open_connections_are(1), message="upload in progress")

@@ -115,7 +115,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
         with self.connect() as s:
             piece = b"y" * 1500
             chunk = b"%x\r\n%s\r\n" % (len(piece), piece)
-            s.sendall(b"PUT /api/v1/namespaces/default/configmaps/c HTTP/1.1\r\nHost: p\r\n"
+            s.sendall(b"PUT /api/v1/namespaces/default/configmaps/c HTTP/1.1\r\nHost: localhost\r\n"
                       b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk * 4 + b"0\r\n\r\n")
             status_line, headers, body = split_answer(harness.read_until_close(s))
         self.assertEqual(status_line, "HTTP/1.1 413 Request Entity Too Large")
@@ -136,7 +136,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
 
     def test_a_head_over_the_limit_gets_431_like_go_net_http(self):
         with self.connect() as s:
-            s.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\nX-Big: " + b"a" * (HEADER_LIMIT + 4096) + b"\r\n\r\n")
+            s.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * (HEADER_LIMIT + 4096) + b"\r\n\r\n")
             answer = harness.read_until_close(s)
         self.assertTrue(answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large"), answer[:100])
         self.assert_still_serving()
@@ -146,7 +146,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
         # of header lines; so does the proxy.
         many = b"".join(b"X-H-%d: v\r\n" % i for i in range(2000))  # ~24 KiB
         with self.connect() as s:
-            s.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\n" + many + b"\r\n")
+            s.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: localhost\r\n" + many + b"\r\n")
             answer = harness.read_until_close(s)
         self.assertTrue(answer.startswith(b"HTTP/1.1 431 "), answer[:100])
         # Under the bound: forwarded (90: the stub upstream, Python's http.server, takes 100 at most).
@@ -158,7 +158,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
 
     def test_a_head_trickling_in_is_cut_off_after_the_read_header_timeout(self):
         with self.connect() as s:
-            elapsed, received = trickle_until_closed(s, b"GET /api/v1/pods HTTP/1.1\r\nHost: p\r\nX-Slow: " + b"s" * 1000)
+            elapsed, received = trickle_until_closed(s, b"GET /api/v1/pods HTTP/1.1\r\nHost: localhost\r\nX-Slow: " + b"s" * 1000)
         # Closed without an answer, as Go's server does on a header timeout.
         self.assertEqual(received, b"")
         self.assertGreaterEqual(elapsed, READ_HEADER_TIMEOUT * 0.9)
@@ -167,7 +167,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
 
     def test_an_idle_keep_alive_connection_is_closed_after_the_idle_timeout(self):
         with self.connect() as s:
-            s.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: p\r\n\r\n")
+            s.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: localhost\r\n\r\n")
             read_sized_answer(s)
             served = time.monotonic()
             rest = harness.read_until_close(s, timeout=IDLE_TIMEOUT * 4)
@@ -180,7 +180,7 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
         # Go's semantics: the idle timeout lasts until the next request's first byte;
         # from there the head has READ_HEADER_TIMEOUT, not what is left of the idle time.
         with self.connect() as s:
-            s.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: p\r\n\r\n")
+            s.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: localhost\r\n\r\n")
             read_sized_answer(s)
             elapsed, received = trickle_until_closed(s, b"GET /api/v1/pods HTTP/1.1\r\nX-Slow: " + b"s" * 1000)
         self.assertEqual(received, b"")

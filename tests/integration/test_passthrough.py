@@ -18,7 +18,10 @@ class PassThroughTest(unittest.TestCase):
         cls.procs = harness.Processes()
         cls.addClassCleanup(cls.procs.stop_all)
         cls.upstream = cls.procs.stub_upstream()
-        cls.proxy = cls.procs.proxy("http://127.0.0.1:%d" % cls.upstream.port, "--token", "proxy-token")
+        # --reject-paths=: exec passes through once the operator allows it (a sidecar refuses
+        # exec and attach by default, as kubectl proxy does: test_request_filter).
+        cls.proxy = cls.procs.proxy("http://127.0.0.1:%d" % cls.upstream.port, "--token", "proxy-token",
+                                    "--reject-paths=")
 
     def connect(self, timeout=30):
         conn = http.client.HTTPConnection(self.proxy.host, self.proxy.port, timeout=timeout)
@@ -167,7 +170,7 @@ class PassThroughTest(unittest.TestCase):
     def test_upgrade_answers_101_and_then_splices_bytes_both_ways(self):
         with socket.create_connection((self.proxy.host, self.proxy.port), timeout=10) as s:
             s.sendall(b"POST /api/v1/namespaces/default/pods/web-0/exec?command=sh&stdin=true HTTP/1.1\r\n"
-                      b"Host: proxy\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+                      b"Host: localhost\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
                       b"X-Stream-Protocol-Version: v4.channel.k8s.io\r\nContent-Length: 0\r\n\r\n")
             head = b""
             while b"\r\n\r\n" not in head:

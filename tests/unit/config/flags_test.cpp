@@ -290,3 +290,13 @@ TEST_CASE("--state-save-interval and --drift-check-interval take Go durations; 0
   CHECK(config::helpText().find("--state-save-interval") != std::string::npos);
   CHECK(config::helpText().find("--drift-check-interval") != std::string::npos);
 }
+
+TEST_CASE("A list flag with an empty value is the empty list, not a flag taking the next arguments") {
+  config::test::TempDir dir;
+  const auto env = config::test::emptyEnvironment(dir);
+  const config::Config c = loadArgs(withUpstream({"--refuse-client-cert-groups=", "-v", "2"}), env);
+  CHECK(c.refuse_client_cert_groups.empty());
+  CHECK(c.verbosity == 2);
+  CHECK(loadArgs(withUpstream({"--no-cache=", "--cache", "pods"}), env).cache ==
+        std::vector<config::GroupResource>{{"pods", ""}});
+}
