@@ -3,9 +3,12 @@ rendered by the real helm (v3.17) and kubectl (kustomize) and checked for what a
 operator relies on: RBAC is exactly the cached resources, probes and security settings
 are there, bad values are refused with a clear message, committed renderings are fresh.
 """
+import contextlib
+import http.server
 import os
 import shutil
 import subprocess
+import threading
 import unittest
 
 import yaml
@@ -55,6 +58,26 @@ def rbac_resources(docs):
 
 
 @unittest.skipUnless(HELM and KUBECTL, "helm and kubectl are installed by scripts/install-deps.sh")
+@contextlib.contextmanager
+def answering_server(statuses):
+    """An HTTP server on a free 127.0.0.1 port answering each path with its status."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(statuses.get(self.path, 404))
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 class HelmChartTest(unittest.TestCase):
     def test_lint_strict_passes_with_default_and_non_default_values(self):
         run(HELM, "lint", "--strict", CHART)
@@ -221,7 +244,15 @@ class ManifestsTest(unittest.TestCase):
         (proxy,) = spec["initContainers"]
         self.assertEqual(proxy["restartPolicy"], "Always")
         self.assertIn("--listen=127.0.0.1:8001", proxy["args"])
-        self.assertEqual(proxy["startupProbe"]["httpGet"]["path"], "/readyz")
+        # The probes run in the pod (the kubelet's httpGet would dial the node's loopback):
+        # each command succeeds exactly when its path answers 200 on 127.0.0.1:8001.
+        for probe, path in (("startupProbe", "/readyz"), ("livenessProbe", "/livez")):
+            command = proxy[probe]["exec"]["command"]
+            self.assertIn("/dev/tcp/127.0.0.1/8001", command[2])
+            for healthy in (True, False):
+                with answering_server({path: 200 if healthy else 503}) as port:
+                    dialled = [c.replace("/8001", "/%d" % port) for c in command]
+                    self.assertEqual(subprocess.run(dialled).returncode == 0, healthy, (probe, healthy))
         (controller,) = spec["containers"]
         self.assertIn("--server=http://127.0.0.1:8001", controller["args"])
         # The proxy's cached resources are readable by the pod's identity.
