@@ -5,10 +5,12 @@
 // tail, and the verb is one the apiserver knows.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 
+#include "cache/query_values.h"
 #include "fuzz_check.h"
 #include "proxy/request_info.h"
 
@@ -39,7 +41,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view target(reinterpret_cast<const char*>(data) + 1, size - 1);
   const proxy::RequestInfo info = proxy::RequestInfo::parse(method, target);
 
-  FUZZ_CHECK(info.path == target.substr(0, target.find('?')));
+  // The path is Go's decoded URL.Path; a malformed escape leaves it raw and unclassified.
+  const std::string_view raw_path = target.substr(0, target.find('?'));
+  const std::optional<std::string> decoded = cache::pathUnescape(raw_path);
+  FUZZ_CHECK(info.path == (decoded ? *decoded : std::string(raw_path)));
+  if (!decoded) FUZZ_CHECK(!info.is_resource_request);
   const proxy::RequestInfo again = proxy::RequestInfo::parse(method, target);
   FUZZ_CHECK(again.verb == info.verb && again.name == info.name && again.parts == info.parts);
   if (!info.is_resource_request) {
