@@ -595,6 +595,14 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
   }
   cached->markUsed();
   WatchPlan& plan = std::get<WatchPlan>(planned);
+  if (plan.ends_at_once) {
+    // W8: the deadline passed before the stream began: 200, then the end, no event. (The
+    // apiserver races its expired context against the first event; this is the answer
+    // it gives when the context wins, the only one that needs no freshness proof.)
+    const bool keep = req.keep_alive && req.parser.is_done();
+    co_await writeDownstream(req.stream, watchResponseHead(keep) + "0\r\n\r\n", ctx.options.write_timeout);
+    co_return ForwardOutcome{200, keep, true};
+  }
   const cache::ThreadSafeStore& store = cached->store();
   const std::string collection = collectionPath(info, info.namespace_);
   std::optional<watch::Freshness> proof;
