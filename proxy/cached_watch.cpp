@@ -586,7 +586,8 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
 
   const size_t q = req.target.find('?');
   const std::string_view query = q == std::string::npos ? std::string_view() : std::string_view(req.target).substr(q + 1);
-  auto planned = planWatch(query, info.namespace_, cached->resource(), ctx.options.watch_max_lifetime, randomUnit());
+  auto planned = planWatch(query, info.namespace_, cached->resource(), ctx.options.watch_max_lifetime, randomUnit(),
+                           info.watch_prefix);
   if (auto* answer = std::get_if<HttpAnswer>(&planned)) {
     encodeStatus(*answer, statusEncodingFor(findHeader(req.headers, "Accept")));
     const bool keep = req.keep_alive;

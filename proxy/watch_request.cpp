@@ -107,11 +107,13 @@ std::optional<int64_t> goWatchTimeoutNanos(std::optional<int64_t> timeout_second
 
 std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::string_view namespace_name,
                                               const watch::ApiResource& resource,
-                                              std::chrono::milliseconds max_lifetime, double random_unit) {
+                                              std::chrono::milliseconds max_lifetime, double random_unit,
+                                              bool watch_prefix) {
   static const auto kNoFields = std::make_shared<const cache::FieldSpec>();
   const cache::FieldSpec& spec = resource.field_spec ? *resource.field_spec : *kNoFields;
   // The WatchList gate is on (1.34+): legacy RV unset/0 watches become watch-lists (W4).
-  auto parsed = cache::ListOptions::parse(raw_query, spec, cache::ListOptionsConfig{.watch_list_enabled = true});
+  auto parsed = cache::ListOptions::parse(raw_query, spec,
+                                          cache::ListOptionsConfig{.watch_list_enabled = true, .force_watch = watch_prefix});
   if (!parsed) return listOptionsErrorAnswer(parsed.error());
   cache::ListOptions options = std::move(parsed).value();
 
@@ -126,6 +128,10 @@ std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::s
   } else if (rv_given) {
     plan.start = WatchPlan::Start::Resume;
     plan.from_rv = options.parsed_resource_version->value();
+  } else if (!options.send_initial_events) {
+    // Not defaulted to a watch-list (the /watch/ path without ?watch=true): the legacy
+    // RV unset/0 watch, the current state as ADDED events without an end bookmark (W4).
+    plan.start = WatchPlan::Start::Snapshot;
   } else {
     plan.start = WatchPlan::Start::Now;
   }

@@ -56,9 +56,11 @@ std::optional<int64_t> goWatchTimeoutNanos(std::optional<int64_t> timeout_second
 // Decodes and validates the watch query as the apiserver does. `random_unit` in [0, 1)
 // picks the lifetime for watches without timeoutSeconds: [max_lifetime/2, max_lifetime),
 // the apiserver's [1800 s, 3600 s) with the default maximum.
+// `watch_prefix`: the request came by the deprecated /watch/ path (W1).
 std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::string_view namespace_name,
                                               const watch::ApiResource& resource,
-                                              std::chrono::milliseconds max_lifetime, double random_unit);
+                                              std::chrono::milliseconds max_lifetime, double random_unit,
+                                              bool watch_prefix = false);
 
 // A list-options rejection as the apiserver writes it (E1, R4: details and causes).
 HttpAnswer listOptionsErrorAnswer(const cache::ListOptionsError& error);

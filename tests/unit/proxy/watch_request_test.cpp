@@ -110,6 +110,23 @@ TEST_CASE("timeoutSeconds below zero, or wrapping below zero in Go's Duration ar
   CHECK(proxy::goWatchTimeoutNanos(9223372036854775807) == -1000000000);
 }
 
+TEST_CASE("The deprecated /watch/ path is a watch validated and defaulted by ?watch, as ListResource's forceWatch (W1, W4)") {
+  const auto prefixed = [](std::string_view query) {
+    return planWatch(query, "default", pods(), std::chrono::milliseconds(3600000), 0.5, true);
+  };
+  // Without ?watch=true: no watch-list defaulting, the legacy current-state watch.
+  const auto legacy = std::get<WatchPlan>(prefixed("allowWatchBookmarks=true"));
+  CHECK(legacy.start == WatchPlan::Start::Snapshot);
+  CHECK_FALSE(legacy.initial_events_end);
+  // ... checked by the LIST rules: sendInitialEvents is forbidden for list (R4) ...
+  CHECK(std::get<HttpAnswer>(prefixed("sendInitialEvents=true&resourceVersionMatch=NotOlderThan")).code == 422);
+  // ... but a bad resourceVersion is the watch's bare 500, not the LIST's 400 (R6).
+  CHECK(std::get<HttpAnswer>(prefixed("resourceVersion=abc")).code == 500);
+  CHECK(std::get<WatchPlan>(prefixed("resourceVersion=5")).start == WatchPlan::Start::Resume);
+  // With ?watch=true it is an ordinary watch, defaulted to a watch-list.
+  CHECK(std::get<WatchPlan>(prefixed("watch=true&allowWatchBookmarks=true")).initial_events_end);
+}
+
 TEST_CASE("Too old and too large watch errors carry the apiserver's Status (W5, R7)") {
   CHECK(proxy::expiredStatus("too old resource version: 9000 (11874)") ==
         R"J({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 9000 (11874)","reason":"Expired","code":410})J");
