@@ -144,8 +144,10 @@ void ApiServer::handleWatch(const HttpRequest& req, const RequestInfo& info, con
   }
   // W4 defaulting (1.34+): RV unset/0 without sendInitialEvents or RVM becomes a
   // watch-list, so a bookmark-enabled client gets the initial-events-end marker.
+  // Not defaulted (the /watch/ path without ?watch=true): the legacy watch, the current
+  // state without the end bookmark when it starts from RV unset/0.
   bool send_initial = opts.send_initial_events.value_or(!rv_given);
-  bool watch_list = opts.send_initial_events.has_value() || !rv_given;
+  bool watch_list = opts.send_initial_events.has_value();
   bool end_marker = send_initial && watch_list && opts.allow_watch_bookmarks;
 
   Headers headers = standardHeaders();
