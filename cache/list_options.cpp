@@ -128,7 +128,7 @@ ListOptions::Result ListOptions::parse(std::string_view raw_query, const FieldSp
   if (!bound) return Result::failure(badRequest(bound.error()));
   o.field_selector = std::move(bound).value();
 
-  if (o.watch) {
+  if (o.watch || config.force_watch) {
     o.limit = 0;
     o.continue_token.clear();
     if (!o.resource_version.empty()) {

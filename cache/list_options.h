@@ -59,10 +59,14 @@ struct ListOptionsConfig {
   // Mirrors the apiserver's WatchList feature gate. Off: sendInitialEvents is refused
   // with 422 (clients fall back to LIST+WATCH, W9) and legacy watches are not defaulted.
   bool watch_list_enabled = false;
+  // The deprecated /watch/ path (ListResource's forceWatch): served as a watch, though
+  // defaulting and validation still follow ?watch, so without ?watch=true it is checked
+  // by the LIST rules and stays a legacy watch (W1, W4).
+  bool force_watch = false;
 };
 
 struct ListOptions {
-  bool watch = false;
+  bool watch = false;  // ?watch as decoded; a forced watch (force_watch) may have it false
   bool allow_watch_bookmarks = false;
   std::optional<bool> send_initial_events;  // present (even "false") vs absent matters
   std::string resource_version;             // as sent; "" = unset

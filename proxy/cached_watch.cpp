@@ -586,7 +586,8 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
 
   const size_t q = req.target.find('?');
   const std::string_view query = q == std::string::npos ? std::string_view() : std::string_view(req.target).substr(q + 1);
-  auto planned = planWatch(query, info.namespace_, cached->resource(), ctx.options.watch_max_lifetime, randomUnit());
+  auto planned = planWatch(query, info.namespace_, cached->resource(), ctx.options.watch_max_lifetime, randomUnit(),
+                           info.watch_prefix);
   if (auto* answer = std::get_if<HttpAnswer>(&planned)) {
     encodeStatus(*answer, statusEncodingFor(findHeader(req.headers, "Accept")));
     const bool keep = req.keep_alive;
@@ -595,6 +596,14 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
   }
   cached->markUsed();
   WatchPlan& plan = std::get<WatchPlan>(planned);
+  if (plan.ends_at_once) {
+    // W8: the deadline passed before the stream began: 200, then the end, no event. (The
+    // apiserver races its expired context against the first event; this is the answer
+    // it gives when the context wins, the only one that needs no freshness proof.)
+    const bool keep = req.keep_alive && req.parser.is_done();
+    co_await writeDownstream(req.stream, watchResponseHead(keep) + "0\r\n\r\n", ctx.options.write_timeout);
+    co_return ForwardOutcome{200, keep, true};
+  }
   const cache::ThreadSafeStore& store = cached->store();
   const std::string collection = collectionPath(info, info.namespace_);
   std::optional<watch::Freshness> proof;

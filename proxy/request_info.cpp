@@ -98,6 +98,7 @@ RequestInfo RequestInfo::parse(std::string_view method, std::string_view target)
       info.verb = toLower(method);
       return info;
     }
+    info.watch_prefix = parts[i] == "watch";
     info.verb = parts[i++];
   } else {
     info.verb = verbForMethod(method);

@@ -25,6 +25,8 @@ struct RequestInfo {
   // deletecollection ("" for other methods). Non-resource requests: the
   // lower-cased method ("get", "post", ...).
   std::string verb;
+  // The deprecated /watch/ path prefix: a watch whatever ?watch says (W1).
+  bool watch_prefix = false;
   std::string api_prefix;   // "api" or "apis"
   std::string api_group;    // "" for the core group
   std::string api_version;

@@ -99,13 +99,21 @@ std::string expiredStatus(const std::string& message) {
          R"(,"reason":"Expired","code":410})";
 }
 
+std::optional<int64_t> goWatchTimeoutNanos(std::optional<int64_t> timeout_seconds) {
+  if (!timeout_seconds) return std::nullopt;
+  // Unsigned arithmetic wraps as Go's int64 multiplication does, without C++'s UB.
+  return static_cast<int64_t>(static_cast<uint64_t>(*timeout_seconds) * uint64_t{1000000000});
+}
+
 std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::string_view namespace_name,
                                               const watch::ApiResource& resource,
-                                              std::chrono::milliseconds max_lifetime, double random_unit) {
+                                              std::chrono::milliseconds max_lifetime, double random_unit,
+                                              bool watch_prefix) {
   static const auto kNoFields = std::make_shared<const cache::FieldSpec>();
   const cache::FieldSpec& spec = resource.field_spec ? *resource.field_spec : *kNoFields;
   // The WatchList gate is on (1.34+): legacy RV unset/0 watches become watch-lists (W4).
-  auto parsed = cache::ListOptions::parse(raw_query, spec, cache::ListOptionsConfig{.watch_list_enabled = true});
+  auto parsed = cache::ListOptions::parse(raw_query, spec,
+                                          cache::ListOptionsConfig{.watch_list_enabled = true, .force_watch = watch_prefix});
   if (!parsed) return listOptionsErrorAnswer(parsed.error());
   cache::ListOptions options = std::move(parsed).value();
 
@@ -120,6 +128,10 @@ std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::s
   } else if (rv_given) {
     plan.start = WatchPlan::Start::Resume;
     plan.from_rv = options.parsed_resource_version->value();
+  } else if (!options.send_initial_events) {
+    // Not defaulted to a watch-list (the /watch/ path without ?watch=true): the legacy
+    // RV unset/0 watch, the current state as ADDED events without an end bookmark (W4).
+    plan.start = WatchPlan::Start::Snapshot;
   } else {
     plan.start = WatchPlan::Start::Now;
   }
@@ -127,12 +139,17 @@ std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::s
   // current one (W4, W9 "RV unset: fetch current etcd revision X, wait until cache >= X").
   plan.consistent = !options.parsed_resource_version.has_value() && plan.start != WatchPlan::Start::Resume;
 
-  // W8: timeoutSeconds > 0 is honoured as given, as the apiserver does; absent or 0 gets a
-  // random lifetime in [max/2, max) so that clients do not reconnect in lockstep.
+  // W8: a positive timeout is honoured as given, as the apiserver does; absent or 0 gets a
+  // random lifetime in [max/2, max) so that clients do not reconnect in lockstep; a
+  // negative one has expired already.
   plan.lifetime = std::chrono::milliseconds(
       max_lifetime.count() / 2 + static_cast<int64_t>(random_unit * static_cast<double>(max_lifetime.count() / 2)));
-  if (options.timeout_seconds && *options.timeout_seconds > 0) {
-    plan.lifetime = std::chrono::seconds(*options.timeout_seconds);
+  const int64_t timeout_ns = goWatchTimeoutNanos(options.timeout_seconds).value_or(0);
+  if (timeout_ns < 0) plan.ends_at_once = true;
+  if (timeout_ns > 0) {
+    // Capped at a century so that the deadline stays within the clock's range.
+    constexpr std::chrono::milliseconds kCentury = std::chrono::hours(24 * 365 * 100);
+    plan.lifetime = std::min(std::chrono::ceil<std::chrono::milliseconds>(std::chrono::nanoseconds(timeout_ns)), kCentury);
   }
   plan.filter = watch::WatchFilter(std::string(namespace_name), std::move(options.label_selector),
                                    std::move(options.field_selector));

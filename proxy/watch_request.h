@@ -34,8 +34,12 @@ struct WatchPlan {
   bool allow_bookmarks = false;
   // Send the k8s.io/initial-events-end bookmark after the initial events (W9).
   bool initial_events_end = false;
-  // timeoutSeconds (W8) or the server's randomized maximum, whichever is shorter.
+  // timeoutSeconds as the apiserver reads it (W8), else the randomized maximum.
   std::chrono::milliseconds lifetime{0};
+  // timeoutSeconds < 0, or so large that Go's seconds-to-Duration product wraps negative
+  // (9223372036854775807): the apiserver's watch deadline has passed before the stream
+  // starts, so it answers 200 and ends the stream without an event (W8).
+  bool ends_at_once = false;
   watch::WatchFilter filter;
 };
 
@@ -44,12 +48,19 @@ struct WatchPlan {
 // Anything else passes through to the upstream, which renders those forms.
 bool acceptsJsonWatch(std::string_view accept);
 
+// The watch deadline kube-apiserver derives from timeoutSeconds:
+// time.Duration(seconds) * time.Second, an int64 of nanoseconds that wraps on overflow.
+// nullopt when absent; 0 means "no timeout given" (randomized) even when it wrapped to 0.
+std::optional<int64_t> goWatchTimeoutNanos(std::optional<int64_t> timeout_seconds);
+
 // Decodes and validates the watch query as the apiserver does. `random_unit` in [0, 1)
 // picks the lifetime for watches without timeoutSeconds: [max_lifetime/2, max_lifetime),
 // the apiserver's [1800 s, 3600 s) with the default maximum.
+// `watch_prefix`: the request came by the deprecated /watch/ path (W1).
 std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::string_view namespace_name,
                                               const watch::ApiResource& resource,
-                                              std::chrono::milliseconds max_lifetime, double random_unit);
+                                              std::chrono::milliseconds max_lifetime, double random_unit,
+                                              bool watch_prefix = false);
 
 // A list-options rejection as the apiserver writes it (E1, R4: details and causes).
 HttpAnswer listOptionsErrorAnswer(const cache::ListOptionsError& error);

@@ -160,7 +160,10 @@ std::optional<ApiError> validateListStorage(const ListOptions& o) {
 
 namespace {
 
-// Decoding and validation, as the handler does them.
+// Decoding and validation, as the handler does them; `watch` stands for ?watch=true.
+// Both follow ?watch even on the deprecated /watch/ path, which is served as a watch
+// regardless (ListResource's forceWatch): there, without ?watch=true, the LIST rules
+// apply and no watch-list defaulting happens (W1, W4).
 Result<ListOptions> decodeAndValidate(const Query& q, bool watch) {
   ListOptions o;
   if (const auto* v = firstValue(q, "watch")) watch = watch || parseQueryBool(*v);
@@ -204,7 +207,7 @@ Result<ListOptions> decodeAndValidate(const Query& q, bool watch) {
 
 Result<ListOptions> parseListOptionsInHandler(const Query& q) { return decodeAndValidate(q, false); }
 
-Result<ListOptions> parseWatchOptionsInHandler(const Query& q) { return decodeAndValidate(q, true); }
+Result<ListOptions> parseWatchOptionsInHandler(const Query& q) { return decodeAndValidate(q, false); }
 
 std::optional<ApiError> validateWatchStorage(const ListOptions& o) {
   if (o.resource_version.empty()) return std::nullopt;

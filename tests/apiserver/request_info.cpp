@@ -105,7 +105,9 @@ RequestInfo parseRequestInfo(const HttpRequest& req) {
   } else if (m == "GET" || m == "HEAD") {
     auto* w = req.param("watch");
     bool watch = w && parseQueryBool(*w);
-    info.verb = info.name.empty() ? (watch ? "watch" : "list") : (watch ? "watch" : "get");
+    // A named GET stays a GET whatever ?watch says: the apiserver's item route serves no
+    // watches (only the deprecated /watch/ prefix does, W1).
+    info.verb = info.name.empty() ? (watch ? "watch" : "list") : "get";
   } else if (m == "POST") {
     info.verb = "create";
   } else if (m == "PUT") {

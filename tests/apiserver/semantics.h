@@ -42,9 +42,11 @@ struct ListOptions {
   int64_t timeout_seconds = 0;
   bool has_timeout_seconds = false;
 };
-// Go strconv.ParseBool semantics as the apiserver decodes them (E4).
+// Booleans as the apiserver's parameter codec decodes them (E4): only "0" and "false" in
+// any case are false; not strconv.ParseBool ("f", "F", "no" are true).
 bool parseQueryBool(std::string_view v);
-// Parses and validates; errors are the apiserver's 400/422 Status exactly.
+// Parses and validates; errors are the apiserver's 400/422 Status exactly. `watch`: as if
+// ?watch=true were sent.
 Result<ListOptions> parseListOptions(const Query& q, bool watch);
 // The handler's part of parseListOptions for a LIST (decoding and validation, no storage
 // checks). The apiserver's handler converts the field selector's labels for the type
@@ -56,7 +58,9 @@ Result<ListOptions> parseListOptionsInHandler(const Query& q);
 std::optional<ApiError> validateListStorage(const ListOptions& o);
 // The same split for a WATCH: the handler's decoding and validation, then (after
 // ObjectFilter::make) the watch cache's resourceVersion parse, whose error is a bare 500
-// (R6), so a bad field label wins over a bad RV as it does on a LIST.
+// (R6), so a bad field label wins over a bad RV as it does on a LIST. Validation and
+// defaulting follow ?watch: on the deprecated /watch/ path without it, the LIST rules and
+// no watch-list defaulting (W1, W4).
 Result<ListOptions> parseWatchOptionsInHandler(const Query& q);
 std::optional<ApiError> validateWatchStorage(const ListOptions& o);
 // Parses a resourceVersion string as uint64; nullopt when malformed (R6).

@@ -78,9 +78,16 @@ class FrameEncoder {
   bool first_table_ = true;
 };
 
-std::chrono::seconds watchTimeout(const ListOptions& opts) {
-  if (opts.has_timeout_seconds && opts.timeout_seconds > 0) return std::chrono::seconds(opts.timeout_seconds);
-  // W8: absent or 0 means a random duration in [1800 s, 3600 s).
+// W8, as handleWatch computes it: time.Duration(timeoutSeconds) * time.Second, int64
+// nanoseconds that wrap on overflow (9223372036854775807 s is -1 s). Negative: the
+// deadline has passed already (nullopt). Absent or 0, also after wrapping: a random
+// duration in [1800 s, 3600 s). Capped at a century to stay in the clock's range.
+std::optional<std::chrono::nanoseconds> watchTimeout(const ListOptions& opts) {
+  const int64_t ns = opts.has_timeout_seconds
+                         ? static_cast<int64_t>(static_cast<uint64_t>(opts.timeout_seconds) * uint64_t{1000000000})
+                         : 0;
+  if (ns < 0) return std::nullopt;
+  if (ns > 0) return std::min(std::chrono::nanoseconds(ns), std::chrono::nanoseconds(std::chrono::hours(24 * 365 * 100)));
   thread_local std::mt19937 rng{std::random_device{}()};
   return std::chrono::seconds(1800 + rng() % 1800);
 }
@@ -127,14 +134,24 @@ void ApiServer::handleWatch(const HttpRequest& req, const RequestInfo& info, con
                                                         "\": strconv.ParseUint: parsing \"" + opts.resource_version +
                                                         "\": invalid syntax"});
   }
+  const auto timeout = watchTimeout(opts);
+  if (!timeout) {
+    // W8: the deadline passed before the stream began. kube-apiserver races its expired
+    // context against the first event (none, an ERROR "context deadline exceeded", or
+    // initial events); this is the answer it gives when the context wins.
+    if (out.startChunked(200, "application/json", standardHeaders())) out.finishChunked();
+    return;
+  }
   // W4 defaulting (1.34+): RV unset/0 without sendInitialEvents or RVM becomes a
   // watch-list, so a bookmark-enabled client gets the initial-events-end marker.
+  // Not defaulted (the /watch/ path without ?watch=true): the legacy watch, the current
+  // state without the end bookmark when it starts from RV unset/0.
   bool send_initial = opts.send_initial_events.value_or(!rv_given);
-  bool watch_list = opts.send_initial_events.has_value() || !rv_given;
+  bool watch_list = opts.send_initial_events.has_value();
   bool end_marker = send_initial && watch_list && opts.allow_watch_bookmarks;
 
   Headers headers = standardHeaders();
-  const auto deadline = std::chrono::steady_clock::now() + watchTimeout(opts);
+  const auto deadline = std::chrono::steady_clock::now() + *timeout;
   FrameEncoder enc(res, std::get<OutputKind>(kind), tableOptionsFrom(req.query));
 
   auto errorAndClose = [&](const ApiError& e) {

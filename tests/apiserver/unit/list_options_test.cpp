@@ -207,3 +207,15 @@ TEST_CASE("Selector syntax errors are 400s from query decoding, after integer er
   // A field label the type does not know is checked later, by parseFieldSelector.
   CHECK(valueOf(parseListOptions({{"fieldSelector", "spec.unknown=1"}}, false)).field_selector == "spec.unknown=1");
 }
+
+TEST_CASE("The /watch/ path's options follow ?watch: without it, LIST rules and no defaulting (W1, W4)") {
+  auto prefixed = parseWatchOptionsInHandler(
+      {{"sendInitialEvents", "true"}, {"resourceVersionMatch", "NotOlderThan"}, {"resourceVersion", "5"}});
+  REQUIRE(std::holds_alternative<ApiError>(prefixed));
+  CHECK(std::get<ApiError>(prefixed).message ==
+        invalidMessage("sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"));
+  auto legacy = valueOf(parseWatchOptionsInHandler({{"allowWatchBookmarks", "true"}}));
+  CHECK_FALSE(legacy.send_initial_events.has_value());
+  auto watched = valueOf(parseWatchOptionsInHandler({{"watch", "true"}}));
+  CHECK(watched.send_initial_events == std::optional<bool>(true));
+}

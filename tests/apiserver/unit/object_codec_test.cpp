@@ -65,6 +65,13 @@ TEST_CASE("Request paths split into verb, resource, namespace, name and subresou
   CHECK(info.verb == "watch");
   CHECK(info.watch_prefix);
 
+  // A named GET is a GET whatever ?watch says (the real apiserver answers the object).
+  req.path = "/api/v1/namespaces/ns/pods/p";
+  req.query = parseQuery("watch=true");
+  info = parseRequestInfo(req);
+  CHECK(info.verb == "get");
+  req.query.clear();
+
   req.path = "/api/v1/namespaces/ns";
   info = parseRequestInfo(req);
   CHECK(info.resource == "namespaces");

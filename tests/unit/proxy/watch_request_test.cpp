@@ -89,6 +89,44 @@ TEST_CASE("timeoutSeconds is honoured as given; without it the lifetime is rando
         std::chrono::seconds(7200));
 }
 
+TEST_CASE("timeoutSeconds below zero, or wrapping below zero in Go's Duration arithmetic, ends the watch at once (W8)") {
+  CHECK(std::get<WatchPlan>(plan("watch=1&timeoutSeconds=-1")).ends_at_once);
+  // 9223372036854775807 s * 1e9 wraps to -1 s in int64 nanoseconds.
+  CHECK(std::get<WatchPlan>(plan("watch=1&timeoutSeconds=9223372036854775807")).ends_at_once);
+  CHECK(std::get<WatchPlan>(plan("watch=1&timeoutSeconds=9223372037")).ends_at_once);
+  CHECK_FALSE(std::get<WatchPlan>(plan("watch=1&timeoutSeconds=0")).ends_at_once);
+  CHECK_FALSE(std::get<WatchPlan>(plan("watch=1&timeoutSeconds=7")).ends_at_once);
+  // 2^55 s and -2^63 s wrap to exactly 0: no timeout given, so the randomized lifetime.
+  for (const char* query : {"watch=1&timeoutSeconds=36028797018963968", "watch=1&timeoutSeconds=-9223372036854775808"}) {
+    const auto p = std::get<WatchPlan>(plan(query));
+    CHECK_FALSE(p.ends_at_once);
+    CHECK(p.lifetime == std::chrono::seconds(2700));
+  }
+  // The largest timeout that does not wrap (292 years) is capped to stay in the clock's range.
+  const auto longest = std::get<WatchPlan>(plan("watch=1&timeoutSeconds=9223372036"));
+  CHECK_FALSE(longest.ends_at_once);
+  CHECK(longest.lifetime == std::chrono::hours(24 * 365 * 100));
+  CHECK(proxy::goWatchTimeoutNanos(std::nullopt) == std::nullopt);
+  CHECK(proxy::goWatchTimeoutNanos(9223372036854775807) == -1000000000);
+}
+
+TEST_CASE("The deprecated /watch/ path is a watch validated and defaulted by ?watch, as ListResource's forceWatch (W1, W4)") {
+  const auto prefixed = [](std::string_view query) {
+    return planWatch(query, "default", pods(), std::chrono::milliseconds(3600000), 0.5, true);
+  };
+  // Without ?watch=true: no watch-list defaulting, the legacy current-state watch.
+  const auto legacy = std::get<WatchPlan>(prefixed("allowWatchBookmarks=true"));
+  CHECK(legacy.start == WatchPlan::Start::Snapshot);
+  CHECK_FALSE(legacy.initial_events_end);
+  // ... checked by the LIST rules: sendInitialEvents is forbidden for list (R4) ...
+  CHECK(std::get<HttpAnswer>(prefixed("sendInitialEvents=true&resourceVersionMatch=NotOlderThan")).code == 422);
+  // ... but a bad resourceVersion is the watch's bare 500, not the LIST's 400 (R6).
+  CHECK(std::get<HttpAnswer>(prefixed("resourceVersion=abc")).code == 500);
+  CHECK(std::get<WatchPlan>(prefixed("resourceVersion=5")).start == WatchPlan::Start::Resume);
+  // With ?watch=true it is an ordinary watch, defaulted to a watch-list.
+  CHECK(std::get<WatchPlan>(prefixed("watch=true&allowWatchBookmarks=true")).initial_events_end);
+}
+
 TEST_CASE("Too old and too large watch errors carry the apiserver's Status (W5, R7)") {
   CHECK(proxy::expiredStatus("too old resource version: 9000 (11874)") ==
         R"J({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 9000 (11874)","reason":"Expired","code":410})J");
