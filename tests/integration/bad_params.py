@@ -275,3 +275,14 @@ def mismatches(expected, actual, expected_name, actual_name):
         if expected.get(k) != actual.get(k):
             out.append("%s\n  %s: %s\n  %s: %s" % (k, expected_name, expected.get(k), actual_name, actual.get(k)))
     return out
+
+
+def proxy_answers(port):
+    """Every table request's answer from a proxy on 127.0.0.1:port."""
+    return summarize_all(lambda: http.client.HTTPConnection("127.0.0.1", port, timeout=30))
+
+
+def assert_same_answers(case, want, got, want_name, got_name, hint=""):
+    """Fails `case` listing every request whose answers differ."""
+    problems = mismatches(want, got, want_name, got_name)
+    case.assertEqual(problems, [], "%d answers differ%s:\n%s" % (len(problems), hint, "\n".join(problems)))

@@ -34,15 +34,12 @@ class RealBadParamsTest(unittest.TestCase):
             bad_params.save_record(cls.apiserver)
 
     def test_the_recorded_answers_are_the_real_apiservers(self):
-        problems = bad_params.mismatches(bad_params.load_record(), self.apiserver, "recorded", "kube-apiserver")
-        self.assertEqual(problems, [], "%d recorded answers are stale (KCP_BAD_PARAMS_RECORD=1 rewrites them):\n%s"
-                         % (len(problems), "\n".join(problems)))
+        bad_params.assert_same_answers(self, bad_params.load_record(), self.apiserver, "recorded", "kube-apiserver",
+                                       " (stale: KCP_BAD_PARAMS_RECORD=1 rewrites them)")
 
     def test_the_proxy_answers_malformed_parameters_like_the_real_apiserver(self):
-        port = self.proxy.port
-        proxied = bad_params.summarize_all(lambda: http.client.HTTPConnection("127.0.0.1", port, timeout=30))
-        problems = bad_params.mismatches(self.apiserver, proxied, "kube-apiserver", "proxy")
-        self.assertEqual(problems, [], "%d answers differ:\n%s" % (len(problems), "\n".join(problems)))
+        bad_params.assert_same_answers(self, self.apiserver, bad_params.proxy_answers(self.proxy.port), "kube-apiserver",
+                                       "proxy")
 
 
 if __name__ == "__main__":

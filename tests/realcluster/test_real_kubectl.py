@@ -78,10 +78,21 @@ class KubectlThroughProxyTest(unittest.TestCase):
         self.same("explain", "pods.spec.containers.ports")
         self.same("explain", "widgets.spec")
 
+    def both_answers(self, path):
+        """GET `path` from the apiserver and through the proxy: (apiserver answer, (status, body))."""
+        import http.client
+        want = self.plane.request(path, headers={"User-Agent": "test"})
+        conn = http.client.HTTPConnection("127.0.0.1", self.proxy.port, timeout=30)
+        try:
+            conn.request("GET", path, headers={"User-Agent": "test"})
+            r = conn.getresponse()
+            return want, (r.status, r.read())
+        finally:
+            conn.close()
+
     def test_watch_requests_answer_as_the_apiserver(self):
         """Watch option handling the emulators once disagreed on (W1, W4, W9, E4): errors
         byte for byte, and a stream's first event."""
-        import http.client
         queries = ["watch=1&resourceVersion=abc", "watch=1&timeoutSeconds=abc", "watch=1&resourceVersion=-1",
                    "watch=1&resourceVersionMatch=Exact&resourceVersion=5",
                    "watch=1&sendInitialEvents=true&resourceVersion=abc&resourceVersionMatch=NotOlderThan",
@@ -92,12 +103,7 @@ class KubectlThroughProxyTest(unittest.TestCase):
                    "watch=1&fieldSelector=spec.unknown%3Dx"]
         for q in queries:
             path = "/api/v1/namespaces/default/pods?" + q
-            want = self.plane.request(path, headers={"User-Agent": "test"})
-            conn = http.client.HTTPConnection("127.0.0.1", self.proxy.port, timeout=30)
-            conn.request("GET", path, headers={"User-Agent": "test"})
-            r = conn.getresponse()
-            got = (r.status, r.read())
-            conn.close()
+            want, got = self.both_answers(path)
             with self.subTest(query=q):
                 self.assertEqual(got[0], want.status)
                 if want.status != 200:
@@ -108,19 +114,13 @@ class KubectlThroughProxyTest(unittest.TestCase):
     def test_encoded_paths_answer_as_the_apiserver(self):
         """%-escapes in the path (R1, R10): the apiserver reads Go's decoded path, and its
         registry refuses a name that is no path segment with 400 before any lookup."""
-        import http.client
         paths = ["/api/v1/namespaces/default/pods/web%2D0", "/api/v1/namespaces/def%61ult/pods/web-0",
                  "/api/v1/namespaces/default/pods/web%2F0", "/api/v1/namespaces/default/pods/a%25b",
                  "/api/v1/namespaces/default/pods/%2E%2E", "/api/v1/namespaces/default/pods/a%25b/status",
                  "/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dweb%5C%2C0"]
         for path in paths:
             path += ("&" if "?" in path else "?") + "resourceVersion=0"
-            want = self.plane.request(path, headers={"User-Agent": "test"})
-            conn = http.client.HTTPConnection("127.0.0.1", self.proxy.port, timeout=30)
-            conn.request("GET", path, headers={"User-Agent": "test"})
-            r = conn.getresponse()
-            got = (r.status, r.read())
-            conn.close()
+            want, got = self.both_answers(path)
             with self.subTest(path=path):
                 self.assertEqual(got[0], want.status)
                 if want.status != 200:
