@@ -4,23 +4,14 @@ once they have synced, exports per-resource cache metrics, caches other resource
 demand, never caches denied ones, and stops idle on-demand caches.
 """
 import json
-import os
 import re
 import unittest
 
 import clients
 import harness
 
-ROOT = os.path.abspath(os.path.join(harness.HERE, "..", ".."))
 METRIC_LINE = re.compile(r'^(\w+)\{([^}]*)\} (\S+)$')
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-
-
-def serving_consults_registry():
-    """Whether this build's LIST path asks the informer registry (and so starts on-demand
-    informers); the read path is built separately from the manager."""
-    with open(os.path.join(ROOT, "proxy", "cached_read.cpp")) as f:
-        return "registry.find" in f.read()
 
 
 def metrics(proxy):
@@ -91,8 +82,6 @@ class InformersTest(unittest.TestCase):
         self.assertEqual(counters(self.base)["openWatches"].get("pods"), 1)
 
     def test_on_demand_cache_denied_resources_and_idle_stop(self):
-        if not serving_consults_registry():
-            self.skipTest("the LIST path of this build does not consult the informer registry yet")
         proxy = self.start_proxy("--cache-idle-timeout", "2s")
         harness.wait_for(lambda: readyz(proxy) == 200, timeout=30, message="/readyz 200")
 
