@@ -159,6 +159,16 @@ proxy::MetricsCollector Informers::metricsCollector() const {
          [](const watch::Informer& i) { return double(i.driftStats().checks_total.load()); }},
         {"kube_cache_proxy_cache_drifts_total", "Drift checks that found the cache differing from the upstream (each relists).", true,
          [](const watch::Informer& i) { return double(i.driftStats().drifts_total.load()); }},
+        {"kube_cache_proxy_cache_resource_version_backwards_total", "Upstream lists or events whose resourceVersion went backwards (each relists).", true,
+         [](const watch::Informer& i) { return double(i.reflectorStats().resource_version_backwards_total.load()); }},
+        {"kube_cache_proxy_cache_malformed_events_total", "Upstream watch lines or list bodies that could not be decoded (each relists).", true,
+         [](const watch::Informer& i) { return double(i.reflectorStats().malformed_events_total.load()); }},
+        {"kube_cache_proxy_cache_loop_errors_total", "Unexpected errors caught by the reflector's loop (it backs off and relists).", true,
+         [](const watch::Informer& i) { return double(i.reflectorStats().loop_errors_total.load()); }},
+        {"kube_cache_proxy_cache_history_evictions_total", "Events dropped from the front of the watch history window.", true,
+         [](const watch::Informer& i) { return double(i.store().stats().history_evictions_total.load()); }},
+        {"kube_cache_proxy_cache_watch_frames_encoded_total", "Events encoded for cached watches (once per event and format, shared by every watcher).", true,
+         [](const watch::Informer& i) { return double(i.dispatcher().stats().frames_encoded_total.load()); }},
     };
     const auto informers = manager->informers();
     std::vector<proxy::CollectedFamily> out;
