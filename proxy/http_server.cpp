@@ -85,6 +85,15 @@ constexpr size_t kIdlePeekBytes = 4096;
 // kube-apiserver's max-in-flight (and priority-and-fairness) rejection: Go's
 // http.Error, so plain text rather than a Status, with Retry-After: 1
 // (filters/maxinflight.go, tooManyRequests).
+std::string tooManyRequestsAnswer(bool keep_alive) {
+  const std::string body = "Too many requests, please try again later.\n";
+  HeaderList headers = {{"Cache-Control", "no-cache, private"},
+                        {"Content-Type", "text/plain; charset=utf-8"},
+                        {"Retry-After", "1"},
+                        {"X-Content-Type-Options", "nosniff"}};
+  return formatResponseHead(429, "", headers, BodyFraming::ContentLength, body.size(), keep_alive) + body;
+}
+
 // The same refusal where the proxy answers with a Status (gateway admission):
 // apierrors.NewTooManyRequests, as the apiserver's authentication paths word it.
 ApiStatus tooManyRequestsStatus() {
@@ -93,15 +102,6 @@ ApiStatus tooManyRequestsStatus() {
   status.message = "Too many requests, please try again later.";
   status.retry_after_seconds = 1;
   return status;
-}
-
-std::string tooManyRequestsAnswer(bool keep_alive) {
-  const std::string body = "Too many requests, please try again later.\n";
-  HeaderList headers = {{"Cache-Control", "no-cache, private"},
-                        {"Content-Type", "text/plain; charset=utf-8"},
-                        {"Retry-After", "1"},
-                        {"X-Content-Type-Options", "nosniff"}};
-  return formatResponseHead(429, "", headers, BodyFraming::ContentLength, body.size(), keep_alive) + body;
 }
 
 // The serving certificate, key and client CA as one TLS context, rebuilt when a file

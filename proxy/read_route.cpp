@@ -107,7 +107,7 @@ ReadRoute routeRead(const RequestInfo& info, const cache::QueryValues& query, st
   if (!info.subresource.empty()) return upstream("subresource");
   // The registry refuses such a name with its own 400 ("Name parameter invalid") before
   // any lookup; the cache would say 404.
-  if (!is_list && (info.name == "." || info.name == ".." || info.name.find('%') != std::string::npos)) {
+  if (!is_list && !isValidPathSegmentName(info.name)) {
     return upstream("name is not a path segment");
   }
   if (!facts.resource) return upstream("resource not cached");

@@ -42,11 +42,6 @@ std::string verbForMethod(std::string_view method) {
   return "";
 }
 
-// apimachinery path.IsValidPathSegmentName: a name usable as one path segment.
-bool isValidPathSegmentName(std::string_view name) {
-  if (name == "." || name == "..") return false;
-  return name.find('/') == std::string_view::npos && name.find('%') == std::string_view::npos;
-}
 
 // The name a fieldSelector requires exactly (metadata.name=<n> or ==), "" when none:
 // fields.ParseSelector and RequiresExactMatch as the apiserver's RequestInfoFactory
@@ -60,6 +55,11 @@ std::string exactNameFromFieldSelector(std::string_view selector) {
 }
 
 }  // namespace
+
+bool isValidPathSegmentName(std::string_view name) {
+  if (name == "." || name == "..") return false;
+  return name.find('/') == std::string_view::npos && name.find('%') == std::string_view::npos;
+}
 
 RequestInfo RequestInfo::parse(std::string_view method, std::string_view target) {
   RequestInfo info;

@@ -46,4 +46,8 @@ struct RequestInfo {
   static RequestInfo parse(std::string_view method, std::string_view target);
 };
 
+// apimachinery path.IsValidPathSegmentName: a name usable as one path segment (not "."
+// or "..", no '/' or '%'); the registry refuses any other name with 400 before a lookup.
+bool isValidPathSegmentName(std::string_view name);
+
 }  // namespace proxy

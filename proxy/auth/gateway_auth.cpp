@@ -100,8 +100,8 @@ bool GatewayAuth::reviewableNames(const RequestInfo& info) {
     if (!std::all_of(ns.begin(), ns.end(), [&](char c) { return alphanumeric(c) || c == '-'; })) return false;
   }
   const std::string& name = info.name;
-  if (name.size() > 253 || name == "." || name == "..") return false;
-  return std::all_of(name.begin(), name.end(), [](char c) { return c > 0x20 && c < 0x7f && c != '/' && c != '%'; });
+  if (name.size() > 253 || (!name.empty() && !isValidPathSegmentName(name))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
 AccessAttributes GatewayAuth::attributesOf(const RequestInfo& info, const std::string& method) {
