@@ -13,14 +13,13 @@ constexpr std::string_view kNotOlderThan = "NotOlderThan";
 // other value, including the empty one of "?watch", is true.
 bool queryBool(std::string_view value) { return !(value == "0" || goEqualFold(value, "false")); }
 
-ListOptionsError badRequest(std::string message) {
-  return ListOptionsError{400, "BadRequest", std::move(message), {}, {}, {}};
-}
+Status badRequest(std::string message) { return Status{Reason::BadRequest, std::move(message)}; }
 
 // errors.NewInvalid(schema.GroupKind{"meta.k8s.io", "ListOptions"}, "", errs).
-ListOptionsError invalid(const std::vector<FieldError>& errs) {
-  ListOptionsError error{422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: " + aggregateErrors(errs),
-                         "meta.k8s.io", "ListOptions", {}};
+Status invalid(const std::vector<FieldError>& errs) {
+  Status error{Reason::Invalid, "ListOptions.meta.k8s.io \"\" is invalid: " + aggregateErrors(errs)};
+  error.details_group = "meta.k8s.io";
+  error.details_kind = "ListOptions";
   for (const auto& e : errs) error.causes.push_back({std::string(e.causeType()), e.body(), e.field});
   return error;
 }
@@ -81,7 +80,7 @@ std::vector<FieldError> validate(const ListOptions& o, std::string_view match, c
 }
 
 // The decoding step (E4, S2, S3): url.Values -> metav1.ListOptions -> internal ListOptions.
-std::optional<ListOptionsError> decode(const QueryValues& query, ListOptions& o, std::string& match) {
+std::optional<Status> decode(const QueryValues& query, ListOptions& o, std::string& match) {
   o.label_selector_text = std::string(query.get("labelSelector").value_or(""));
   o.field_selector_text = std::string(query.get("fieldSelector").value_or(""));
   o.watch = query.has("watch") && queryBool(*query.get("watch"));
@@ -134,7 +133,7 @@ ListOptions::Result ListOptions::parse(std::string_view raw_query, const FieldSp
     if (!o.resource_version.empty()) {
       o.parsed_resource_version = ResourceVersion::parse(o.resource_version);
       if (!o.parsed_resource_version) {
-        return Result::failure(ListOptionsError{500, "", ResourceVersion::invalidMessage(o.resource_version), {}, {}, {}});
+        return Result::failure(Status{Reason::Internal, ResourceVersion::invalidMessage(o.resource_version)});
       }
     }
     return o;

@@ -24,6 +24,7 @@
 #include "cache/label_selector.h"
 #include "cache/resource_version.h"
 #include "cache/selectable_fields.h"
+#include "cache/status.h"
 
 namespace cache {
 
@@ -36,23 +37,6 @@ enum class ListSemantics {
   NotOlderThan,  // list RV >= requested RV
   Exact,         // list RV == requested RV (or the token's RV), else 410
   Latest,        // continue token with rv -1: continue at the latest RV
-};
-
-// One metav1.StatusCause ("reason" on the wire holds `type`).
-struct StatusCause {
-  std::string type;
-  std::string message;
-  std::string field;
-};
-
-// The Status the proxy answers with instead of serving the request.
-struct ListOptionsError {
-  int code = 400;
-  std::string reason;  // "BadRequest", "Invalid", or "" for the bare 500 of R6
-  std::string message;
-  std::string details_group;  // "meta.k8s.io" for 422, else empty
-  std::string details_kind;   // "ListOptions" for 422, else empty
-  std::vector<StatusCause> causes;
 };
 
 struct ListOptionsConfig {
@@ -82,7 +66,7 @@ struct ListOptions {
   LabelSelector label_selector;
   FieldSelector field_selector;  // bound to the resource's FieldSpec
 
-  using Result = ParseResult<ListOptions, ListOptionsError>;
+  using Result = ParseResult<ListOptions, Status>;
 
   // `raw_query` is the URL query without '?', still percent-encoded.
   static Result parse(std::string_view raw_query, const FieldSpec& spec, const ListOptionsConfig& config = {});

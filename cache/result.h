@@ -1,8 +1,7 @@
 #pragma once
 // Expected failures as values. `Result<T>` mirrors the surface of C++23
 // `std::expected<T, Status>` (has_value, value, error, operator*, operator->) so it can
-// be swapped for the real thing later; `Status::reason` mirrors the apiserver status
-// reasons that the proxy maps to HTTP codes in exactly one place.
+// be swapped for the real thing later. The error is the one Status of cache/status.h.
 
 #include <cstdlib>
 #include <optional>
@@ -10,14 +9,9 @@
 #include <utility>
 #include <variant>
 
+#include "cache/status.h"
+
 namespace cache {
-
-enum class Reason { NotFound, Expired, TooLargeResourceVersion, BadRequest, Unavailable, Internal };
-
-struct Status {
-  Reason reason = Reason::Internal;
-  std::string message;
-};
 
 // Marker for the error branch, like std::unexpected.
 struct Unexpected {

@@ -218,8 +218,7 @@ Result<SnapshotConstSharedPtr> ThreadSafeStore::snapshotAt(uint64_t rv) const {
   std::shared_lock lock(mu_);
   const uint64_t current = currentRV();
   if (rv > current) {
-    return fail(Reason::TooLargeResourceVersion,
-                "Too large resource version: " + std::to_string(rv) + ", current: " + std::to_string(current));
+    return Unexpected{tooLargeResourceVersionStatus(rv, current)};
   }
   if (rv == current) return snapshotLocked();
   {

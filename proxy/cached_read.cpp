@@ -243,7 +243,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
   const watch::ApiResource& resource = cached.resource();
   const cache::ThreadSafeStore& store = cached.store();
   const auto parsed = cache::ListOptions::parse(raw_query, *resource.field_spec);
-  if (!parsed) co_return co_await writeStatus(req, ctx, listOptionsStatus(parsed.error()), store.currentRV());
+  if (!parsed) co_return co_await writeStatus(req, ctx, parsed.error(), store.currentRV());
   const cache::ListOptions& options = *parsed;
   const std::string_view ns = storeNamespace(req.info, resource);
   const ListPlan plan = planList(options, ns, resource.namespaced);

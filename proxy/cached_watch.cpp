@@ -356,7 +356,7 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
   if (!proof && plan.wait_for_rv && store.currentRV() < *plan.wait_for_rv) {
     if (!co_await awaitResourceVersion(store, *plan.wait_for_rv, Clock::now())) {
       co_await writeDownstream(req.stream, watchResponseHead(keep), options.write_timeout);
-      out.add(watch::encodeErrorEvent(tooLargeResourceVersionStatus(*plan.wait_for_rv, store.currentRV())));
+      out.add(watch::encodeErrorEvent(cache::statusJson(cache::tooLargeResourceVersionStatus(*plan.wait_for_rv, store.currentRV()))));
       co_await out.flush();
       co_await writeDownstream(req.stream, "0\r\n\r\n", options.write_timeout);
       co_return ForwardOutcome{200, keep, true};

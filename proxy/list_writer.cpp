@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "proxy/api_status.h"
+#include "cache/go_json.h"
 #include "proxy/partial_object_metadata.h"
 
 namespace proxy {
@@ -25,17 +25,17 @@ bool isPartial(ItemForm form) {
 ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form)
     : items_(std::move(items)), form_(form) {
   if (envelope.unstructured) {
-    head_ = fmt::format(R"({{"apiVersion":{},"items":[)", jsonQuote(envelope.api_version));
-    tail_ = fmt::format(R"(],"kind":{},"metadata":{{"continue":{})", jsonQuote(envelope.kind),
-                        jsonQuote(envelope.continue_token));
+    head_ = fmt::format(R"({{"apiVersion":{},"items":[)", cache::goJsonString(envelope.api_version));
+    tail_ = fmt::format(R"(],"kind":{},"metadata":{{"continue":{})", cache::goJsonString(envelope.kind),
+                        cache::goJsonString(envelope.continue_token));
     if (envelope.remaining_item_count) tail_ += fmt::format(R"(,"remainingItemCount":{})", *envelope.remaining_item_count);
     tail_ += fmt::format(R"(,"resourceVersion":"{}"}}}})", envelope.resource_version);
     tail_ += '\n';
   } else {
     // metav1.ListMeta field order: resourceVersion, continue, remainingItemCount.
-    head_ = fmt::format(R"({{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":"{}")", jsonQuote(envelope.kind),
-                        jsonQuote(envelope.api_version), envelope.resource_version);
-    if (!envelope.continue_token.empty()) head_ += R"(,"continue":)" + jsonQuote(envelope.continue_token);
+    head_ = fmt::format(R"({{"kind":{},"apiVersion":{},"metadata":{{"resourceVersion":"{}")", cache::goJsonString(envelope.kind),
+                        cache::goJsonString(envelope.api_version), envelope.resource_version);
+    if (!envelope.continue_token.empty()) head_ += R"(,"continue":)" + cache::goJsonString(envelope.continue_token);
     if (envelope.remaining_item_count) {
       head_ += fmt::format(R"(,"remainingItemCount":{})", *envelope.remaining_item_count);
     }

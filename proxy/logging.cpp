@@ -6,7 +6,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "proxy/api_status.h"
+#include "cache/go_json.h"
 
 namespace proxy {
 namespace {
@@ -18,7 +18,7 @@ std::atomic<int> g_verbosity{0};
 class JsonMessageFlag final : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
-    std::string quoted = jsonQuote(std::string(msg.payload.data(), msg.payload.size()));
+    std::string quoted = cache::goJsonString(std::string(msg.payload.data(), msg.payload.size()));
     dest.append(quoted.data(), quoted.data() + quoted.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonMessageFlag>(); }
@@ -47,7 +47,7 @@ void logAccess(const std::string& method, const std::string& target, unsigned co
                double seconds, const std::string& client, const std::string& user_agent) {
   if (g_verbosity < 2) return;
   spdlog::info("access verb={} uri={} code={} served_by={} latency_ms={:.3f} client={} user_agent={}", method,
-               jsonQuote(target), code, served_by, seconds * 1000, client, jsonQuote(user_agent));
+               cache::goJsonString(target), code, served_by, seconds * 1000, client, cache::goJsonString(user_agent));
 }
 
 }  // namespace proxy

@@ -5,20 +5,15 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cache/list_options.h"
 #include "proxy/api_status.h"
 #include "watch/api_resource.h"
 
 namespace proxy {
 
-// 400 / 422 / bare 500 from ListOptions::parse, unchanged.
-ApiStatus listOptionsStatus(const cache::ListOptionsError& error);
-
 // 404: `pods "nope" not found` / `deployments.apps "nope" not found` (R10).
 ApiStatus notFoundStatus(const watch::ApiResource& resource, std::string_view name);
 
-// 504 after the bounded wait (R7): reason Timeout, cause ResourceVersionTooLarge,
-// retryAfterSeconds 1 (and the Retry-After header).
-ApiStatus tooLargeResourceVersionStatus(uint64_t requested, uint64_t current);
+// 504 after the bounded wait (R7).
+using cache::tooLargeResourceVersionStatus;
 
 }  // namespace proxy

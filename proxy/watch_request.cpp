@@ -20,17 +20,6 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-std::string statusCauses(const std::vector<cache::StatusCause>& causes) {
-  std::string out;
-  for (const auto& c : causes) {
-    if (!out.empty()) out += ",";
-    out += R"({"reason":)" + jsonQuote(c.type) + R"(,"message":)" + jsonQuote(c.message);
-    if (!c.field.empty()) out += R"(,"field":)" + jsonQuote(c.field);
-    out += "}";
-  }
-  return out;
-}
-
 }  // namespace
 
 bool acceptsJsonWatch(std::string_view accept) {
@@ -63,41 +52,7 @@ bool acceptsJsonWatch(std::string_view accept) {
   return json;
 }
 
-HttpAnswer listOptionsErrorAnswer(const cache::ListOptionsError& error) {
-  HttpAnswer answer;
-  answer.code = static_cast<unsigned>(error.code);
-  std::string body = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)";
-  body += jsonQuote(error.message);
-  if (!error.reason.empty()) body += R"(,"reason":)" + jsonQuote(error.reason);
-  if (!error.details_group.empty() || !error.details_kind.empty() || !error.causes.empty()) {
-    std::string details;
-    if (!error.details_group.empty()) details += R"("group":)" + jsonQuote(error.details_group);
-    if (!error.details_kind.empty()) {
-      if (!details.empty()) details += ",";
-      details += R"("kind":)" + jsonQuote(error.details_kind);
-    }
-    if (!error.causes.empty()) {
-      if (!details.empty()) details += ",";
-      details += R"("causes":[)" + statusCauses(error.causes) + "]";
-    }
-    body += R"(,"details":{)" + details + "}";
-  }
-  body += fmt::format(R"(,"code":{}}})", error.code);
-  body += "\n";
-  answer.body = std::move(body);
-  return answer;
-}
-
-std::string tooLargeResourceVersionStatus(uint64_t requested, uint64_t current) {
-  return fmt::format(
-      R"({{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"Timeout: Too large resource version: {}, current: {}","reason":"Timeout","details":{{"causes":[{{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}}],"retryAfterSeconds":1}},"code":504}})",
-      requested, current);
-}
-
-std::string expiredStatus(const std::string& message) {
-  return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)" + jsonQuote(message) +
-         R"(,"reason":"Expired","code":410})";
-}
+std::string expiredStatus(const std::string& message) { return cache::statusJson({cache::Reason::Expired, message}); }
 
 std::optional<int64_t> goWatchTimeoutNanos(std::optional<int64_t> timeout_seconds) {
   if (!timeout_seconds) return std::nullopt;
@@ -114,7 +69,7 @@ std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::s
   // The WatchList gate is on (1.34+): legacy RV unset/0 watches become watch-lists (W4).
   auto parsed = cache::ListOptions::parse(raw_query, spec,
                                           cache::ListOptionsConfig{.watch_list_enabled = true, .force_watch = watch_prefix});
-  if (!parsed) return listOptionsErrorAnswer(parsed.error());
+  if (!parsed) return toHttpAnswer(parsed.error());
   cache::ListOptions options = std::move(parsed).value();
 
   WatchPlan plan;

@@ -62,12 +62,7 @@ std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::s
                                               std::chrono::milliseconds max_lifetime, double random_unit,
                                               bool watch_prefix = false);
 
-// A list-options rejection as the apiserver writes it (E1, R4: details and causes).
-HttpAnswer listOptionsErrorAnswer(const cache::ListOptionsError& error);
-
-// The W5 "too large" Status for a watch-list (R7): 504 with retryAfterSeconds 1.
-std::string tooLargeResourceVersionStatus(uint64_t requested, uint64_t current);
-// The W5 "too old" Status: 410 Expired with the history's message.
+// The W5 "too old" Status object: 410 Expired with the history's message.
 std::string expiredStatus(const std::string& message);
 
 }  // namespace proxy

@@ -6,29 +6,12 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include "cache/field_error.h"
+
 namespace proxy::auth {
 namespace {
 
-// Go's %q for the ASCII names RBAC deals in; other bytes as Go escapes them.
-std::string goQuote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      switch (c) {
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default: out += fmt::format("\\x{:02x}", c);
-      }
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
+using cache::goQuote;  // Go's %q, as the authorizer's messages use it
 
 // Length-prefixed fields: no two different requests share a key.
 void appendField(std::string& key, const std::string& value) {

@@ -42,6 +42,23 @@ void appendUnicodeEscape(std::string& out, uint32_t code) {
   for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(code >> shift) & 0xF];
 }
 
+// strconv.IsPrint for the non-ASCII runes a request can plausibly carry: the C1
+// controls, the space and line/paragraph separators other than ' ' (Zs, Zl, Zp), and the
+// common format characters (Cf) and private-use runes are not printable, so %q escapes
+// them. Unassigned code points (also escaped by Go) are left out of this table.
+bool isGoPrintable(uint32_t rune) {
+  static constexpr std::pair<uint32_t, uint32_t> kNotPrintable[] = {
+      {0x80, 0xA0},     {0xAD, 0xAD},     {0x600, 0x605},   {0x61C, 0x61C},   {0x6DD, 0x6DD},
+      {0x70F, 0x70F},   {0x1680, 0x1680}, {0x180E, 0x180E}, {0x2000, 0x200F}, {0x2028, 0x202F},
+      {0x205F, 0x2064}, {0x2066, 0x206F}, {0x3000, 0x3000}, {0xD800, 0xF8FF}, {0xFEFF, 0xFEFF},
+      {0xFFF9, 0xFFFB}, {0xFFFE, 0xFFFF},
+  };
+  for (const auto& [lo, hi] : kNotPrintable) {
+    if (rune >= lo && rune <= hi) return false;
+  }
+  return true;
+}
+
 std::string typeText(FieldError::Type t) {
   switch (t) {
     case FieldError::Type::Invalid: return "Invalid value";
@@ -197,6 +214,9 @@ std::string goQuote(std::string_view s) {
         out += kHex[c >> 4];
         out += kHex[c & 0xF];
         ++i;
+      } else if (!isGoPrintable(rune)) {
+        appendUnicodeEscape(out, rune);  // every rune here is below U+10000
+        i += n;
       } else {
         out.append(s.substr(i, n));  // printable runes stay as they are
         i += n;

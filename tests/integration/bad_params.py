@@ -87,7 +87,10 @@ COMMON = (
      # Which error wins: decoding order (E4, S2) before validation (R4).
      "limit=abc&timeoutSeconds=abc", "timeoutSeconds=abc&labelSelector=a+b", "labelSelector=a+b&limit=abc",
      "limit=abc&resourceVersionMatch=bogus", "timeoutSeconds=-1&resourceVersion=abc",
-     "timeoutSeconds=-1&resourceVersionMatch=bogus"])
+     "timeoutSeconds=-1&resourceVersionMatch=bogus",
+     # Selectors echoed into the message with bytes JSON must escape as Go does (E1):
+     # invalid UTF-8 as \ufffd, U+2028 and U+2029 as \u2028 and \u2029, <>& as \u003c...
+     "fieldSelector=%FF%E2%80%A8%E2%80%A9%3C%26", "labelSelector=%FF%E2%80%A8%3C"])
 # The watch parameter itself: on a collection it decides between LIST and WATCH.
 WATCH_BOOLS = ["watch=" + v for v in BOOL_VALUES] + ["watch", "watch=true&watch=false", "watch=false&watch=true",
                                                      "watch=maybe&resourceVersion=abc", "watch=0&timeoutSeconds=-1"]

@@ -195,8 +195,8 @@ TEST_CASE("A snapshot at an older RV shows the state then: index value change an
 
   auto future = store.snapshotAt(14);
   REQUIRE_FALSE(future.has_value());
-  CHECK(future.error().reason == Reason::TooLargeResourceVersion);
-  CHECK(future.error().message == "Too large resource version: 14, current: 13");
+  CHECK(future.error().reason == Reason::Timeout);
+  CHECK(future.error().message == "Timeout: Too large resource version: 14, current: 13");
   auto past = store.snapshotAt(9);
   REQUIRE_FALSE(past.has_value());
   CHECK(past.error().reason == Reason::Expired);

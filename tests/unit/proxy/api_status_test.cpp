@@ -37,8 +37,16 @@ TEST_CASE("Retry-After appears in details and as a header value (E3)") {
   CHECK(a.body.find(R"("details":{"retryAfterSeconds":1})") != std::string::npos);
 }
 
-TEST_CASE("Messages are JSON-escaped like Go's encoder") {
-  CHECK(jsonQuote("a\"b\\c\n<&>") == R"("a\"b\\c\n\u003c\u0026\u003e")");
+TEST_CASE("Messages are JSON-escaped like Go's encoder: HTML characters, invalid UTF-8, U+2028/2029 (E1)") {
+  // The bytes kube-apiserver writes for fieldSelector=%FF%E2%80%A8 (tests/realcluster
+  // test_real_bad_params checks them against the real one).
+  HttpAnswer a = toHttpAnswer({Reason::BadRequest, "a\"b\\c\n<&> \xff\xe2\x80\xa8\xe2\x80\xa9"});
+  CHECK(a.body.find(R"("message":"a\"b\\c\n\u003c\u0026\u003e \ufffd\u2028\u2029")") != std::string::npos);
+}
+
+TEST_CASE("A Status with an empty message omits it, as metav1.Status's omitempty does (E1)") {
+  CHECK(cache::statusJson({Reason::NotFound, ""}) ==
+        R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"NotFound","code":404})");
 }
 
 TEST_CASE("A Status the client's Accept cannot negotiate is json.MarshalIndent output, without newline (E1)") {

@@ -1,5 +1,7 @@
 #include "proxy/read_status.h"
 
+#include "cache/list_options.h"
+
 #include <doctest/doctest.h>
 
 using namespace proxy;
@@ -33,12 +35,12 @@ TEST_CASE("ListOptions validation errors keep their code, details and causes (R4
   auto spec = cache::FieldSpec::forBuiltin("", "v1", "pods", true);
   auto parsed = cache::ListOptions::parse("resourceVersionMatch=NotOlderThan", *spec);
   REQUIRE_FALSE(parsed);
-  HttpAnswer a = toHttpAnswer(listOptionsStatus(parsed.error()));
+  HttpAnswer a = toHttpAnswer(parsed.error());
   CHECK(a.code == 422);
   CHECK(a.body ==
         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided","reason":"Invalid","details":{"group":"meta.k8s.io","kind":"ListOptions","causes":[{"reason":"FieldValueForbidden","message":"Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided","field":"resourceVersionMatch"}]},"code":422})"
         "\n");
   auto bad = cache::ListOptions::parse("limit=abc", *spec);
   REQUIRE_FALSE(bad);
-  CHECK(toHttpAnswer(listOptionsStatus(bad.error())).code == 400);
+  CHECK(toHttpAnswer(bad.error()).code == 400);
 }

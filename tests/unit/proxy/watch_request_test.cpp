@@ -130,6 +130,6 @@ TEST_CASE("The deprecated /watch/ path is a watch validated and defaulted by ?wa
 TEST_CASE("Too old and too large watch errors carry the apiserver's Status (W5, R7)") {
   CHECK(proxy::expiredStatus("too old resource version: 9000 (11874)") ==
         R"J({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 9000 (11874)","reason":"Expired","code":410})J");
-  CHECK(proxy::tooLargeResourceVersionStatus(99999, 12500) ==
+  CHECK(cache::statusJson(cache::tooLargeResourceVersionStatus(99999, 12500)) ==
         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: Too large resource version: 99999, current: 12500","reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1},"code":504})");
 }

@@ -10,7 +10,7 @@ namespace {
 
 using cache::ListOptions;
 using cache::ListOptionsConfig;
-using cache::ListOptionsError;
+using cache::Status;
 using cache::ListSemantics;
 using cache::FieldSpec;
 
@@ -26,7 +26,7 @@ ListOptions mustParse(std::string_view query, ListOptionsConfig config = {}) {
   return *r;
 }
 
-ListOptionsError parseError(std::string_view query, ListOptionsConfig config = {}) {
+cache::Status parseError(std::string_view query, ListOptionsConfig config = {}) {
   auto r = ListOptions::parse(query, pods(), config);
   INFO("query: ", std::string(query));
   REQUIRE_FALSE(r.has_value());
@@ -75,8 +75,8 @@ TEST_CASE("E4: integers must be base-10 int64 or the request is a 400 with strco
                          Row{"limit=a&timeoutSeconds=b", "strconv.ParseInt: parsing \"b\": invalid syntax"}}) {
     CAPTURE(row.query);
     auto e = parseError(row.query);
-    CHECK(e.code == 400);
-    CHECK(e.reason == "BadRequest");
+    CHECK(cache::httpCode(e.reason) == 400);
+    CHECK(e.reason == cache::Reason::BadRequest);
     CHECK(e.message == row.message);
     CHECK(e.causes.empty());
   }
@@ -100,10 +100,10 @@ TEST_CASE("E4: unknown parameters are ignored and values are percent-decoded, fi
 
 TEST_CASE("S2, S3: selector syntax errors are 400s raised while decoding") {
   auto label = parseError("labelSelector=a%20b");
-  CHECK(label.code == 400);
+  CHECK(cache::httpCode(label.reason) == 400);
   CHECK(label.message == "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
   auto field = parseError("fieldSelector=bogus");
-  CHECK(field.code == 400);
+  CHECK(cache::httpCode(field.reason) == 400);
   CHECK(field.message == "invalid selector: 'bogus'; can't understand 'bogus'");
   // Label selectors are decoded before field selectors, integers before both.
   CHECK(parseError("labelSelector=%3D&fieldSelector=bogus").message ==
@@ -135,8 +135,8 @@ TEST_CASE("R4: each LIST validation row is a 422 with the exact message and caus
   for (const auto& row : rows) {
     CAPTURE(row.query);
     auto e = parseError(row.query);
-    CHECK(e.code == 422);
-    CHECK(e.reason == "Invalid");
+    CHECK(cache::httpCode(e.reason) == 422);
+    CHECK(e.reason == cache::Reason::Invalid);
     CHECK(e.details_group == "meta.k8s.io");
     CHECK(e.details_kind == "ListOptions");
     CHECK(e.message == kInvalidPrefix + row.field + ": " + row.body);
@@ -182,8 +182,8 @@ TEST_CASE("R4, W9: each WATCH validation row is a 422 with the exact message and
   for (const auto& row : rows) {
     CAPTURE(row.query);
     auto e = parseError(row.query, ListOptionsConfig{row.gate});
-    CHECK(e.code == 422);
-    CHECK(e.reason == "Invalid");
+    CHECK(cache::httpCode(e.reason) == 422);
+    CHECK(e.reason == cache::Reason::Invalid);
     CHECK(e.message == kInvalidPrefix + row.message);
     CHECK_FALSE(e.causes.empty());
   }
@@ -223,8 +223,8 @@ TEST_CASE("W1: limit and continue are ignored on watches") {
 
 TEST_CASE("R5: a continue token with a resourceVersion other than unset or 0 is a 400") {
   auto e = parseError("continue=" + kValidToken + "&resourceVersion=5");
-  CHECK(e.code == 400);
-  CHECK(e.reason == "BadRequest");
+  CHECK(cache::httpCode(e.reason) == 400);
+  CHECK(e.reason == cache::Reason::BadRequest);
   CHECK(e.message == "specifying resource version is not allowed when using continue");
   // The token is checked first, and a malformed RV is not looked at.
   CHECK(parseError("continue=" + kValidToken + "&resourceVersion=abc").message ==
@@ -239,8 +239,8 @@ TEST_CASE("R5: a continue token with a resourceVersion other than unset or 0 is 
 
 TEST_CASE("R6: a malformed resourceVersion is a 400 on LIST and a bare 500 on WATCH") {
   auto list = parseError("resourceVersion=abc");
-  CHECK(list.code == 400);
-  CHECK(list.reason == "BadRequest");
+  CHECK(cache::httpCode(list.reason) == 400);
+  CHECK(list.reason == cache::Reason::BadRequest);
   CHECK(list.message ==
         "invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": "
         "invalid syntax");
@@ -251,8 +251,8 @@ TEST_CASE("R6: a malformed resourceVersion is a 400 on LIST and a bare 500 on WA
         "invalid resource version: resourceVersion: Invalid value: \"99999999999999999999\": strconv.ParseUint: "
         "parsing \"99999999999999999999\": value out of range");
   auto watch = parseError("watch=1&resourceVersion=abc");
-  CHECK(watch.code == 500);
-  CHECK(watch.reason.empty());
+  CHECK(cache::httpCode(watch.reason) == 500);
+  CHECK(watch.reason == cache::Reason::Internal);
   CHECK(watch.message == "resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax");
 }
 
@@ -282,9 +282,9 @@ TEST_CASE("R3: the LIST semantics follow the resourceVersion table") {
 
 TEST_CASE("S5: an unsupported field is a 400 raised after option validation") {
   auto e = parseError("fieldSelector=spec.bogus%3D1");
-  CHECK(e.code == 400);
+  CHECK(cache::httpCode(e.reason) == 400);
   CHECK(e.message == "field label not supported: spec.bogus");
-  CHECK(parseError("fieldSelector=spec.bogus%3D1&resourceVersionMatch=Exact").code == 422);
+  CHECK(cache::httpCode(parseError("fieldSelector=spec.bogus%3D1&resourceVersionMatch=Exact").reason) == 422);
   CHECK(mustParse("fieldSelector=spec.host%3Dn1").field_selector.requiredValue("spec.nodeName") ==
         std::optional<std::string_view>("n1"));
   CHECK(mustParse("labelSelector=app&fieldSelector=metadata.name%3Dx").hasSelectors());
@@ -300,15 +300,15 @@ TEST_CASE("S2, S5 before R5, R6, P3: with two bad inputs the selector error wins
     CAPTURE(storage_error);
     // S2: label selector syntax.
     const auto label = parseError("labelSelector=a%20b&" + storage_error);
-    CHECK(label.code == 400);
+    CHECK(cache::httpCode(label.reason) == 400);
     CHECK(label.message.find("unable to parse requirement") != std::string::npos);
     // S3: field selector syntax.
     const auto syntax = parseError("fieldSelector=a&" + storage_error);
-    CHECK(syntax.code == 400);
+    CHECK(cache::httpCode(syntax.reason) == 400);
     CHECK(syntax.message.rfind("invalid selector: ", 0) == 0);
     // S5: a field the type does not support.
     const auto field = parseError("fieldSelector=spec.bogus%3D1&" + storage_error);
-    CHECK(field.code == 400);
+    CHECK(cache::httpCode(field.reason) == 400);
     CHECK(field.message == "field label not supported: spec.bogus");
   }
 }
