@@ -2,7 +2,7 @@
 
 kube-test-apiserver's /control/refuse closes every connection for 30 s while its churn
 keeps changing pods and configmaps. During the outage the proxy keeps answering what its
-cache can answer (RV=0 and RV=N reads, R3/R4; watches from the cache, W2), answers
+cache can answer (RV=0 and RV=N reads, R3; watches from the cache, W4), answers
 RV-unset reads (C1) and writes with a fast 503 ServiceUnavailable Status (E1), and
 /readyz and /metrics say the upstream is down. Afterwards every reflector resumes its
 watch from its last RV; only resources whose RV was compacted away (forced with
@@ -149,13 +149,13 @@ class OutageTest(unittest.TestCase):
         self.assertEqual(self.readyz("?exclude=upstream")[0], 200)
         self.assertEqual(metrics(px)[("kube_cache_proxy_upstream_up", None)], 0)
 
-        # Cached reads keep answering from the cache (R3, R4).
+        # Cached reads keep answering from the cache (R3).
         for path in ("/api/v1/pods?resourceVersion=0", "/apis/apps/v1/deployments?resourceVersion=0",
                      "/api/v1/configmaps?resourceVersion=%d" % before_rvs["configmaps"]):
             (status, headers, body), took = timed(lambda: self.get(path))
             self.assertEqual(status, 200, (path, body))
             self.assertTrue(headers.get("X-Kube-Cache-Proxy", "").startswith("cache"), (path, headers))
-        # A watch from RV=0 is served from the cache too (W2).
+        # A watch from RV=0 is served from the cache too (W4).
         w = http.client.HTTPConnection(px.host, px.port, timeout=10)
         w.request("GET", "/apis/apps/v1/deployments?watch=1&resourceVersion=0&timeoutSeconds=1")
         r = w.getresponse()

@@ -2,7 +2,7 @@
 proxy is answered only once the proxy's cache shows it, so a read right after it through
 the proxy (resourceVersion=0 GET or LIST, a watch from resourceVersion=0) always sees the
 write, from any client. Contract clauses: R3 (RV=0 reads may be served from a cache),
-W2 (a watch from RV=0 starts with the current state), E1 (Status bodies).
+W4 (a watch from RV=0 starts with the current state), E1 (Status bodies).
 
 With it off, an RV=0 read right after a write may miss it (docs/routing.md); RV-unset
 reads are consistent either way (C1), which other tests cover.
@@ -103,7 +103,7 @@ class WriteSyncTest(unittest.TestCase):
             self.assertEqual(status, 404, "round %d: RV=0 GET after delete: %s" % (i, body))
             self.assertEqual(json.loads(body)["reason"], "NotFound")
 
-        # A watch from RV=0 begins with the current state (W2): it holds each write.
+        # A watch from RV=0 begins with the current state (W4): it holds each write.
         for i in range(ROUNDS // 5):
             name = "w-%d" % i
             status, _, body = c.call("POST", "/api/v1/namespaces/rw/pods", clients.pod(name))
