@@ -31,6 +31,7 @@ SELF = "tests/tools/check_api_semantics.py"  # its own docstring and tables name
 DIRS = ("cache", "watch", "proxy", "config", "cmd", "tests", "docs", "scripts")
 EXTENSIONS = (".h", ".hpp", ".cpp", ".cc", ".py", ".mjs", ".js", ".go", ".md", ".sh", ".txt",
               ".cmake", ".yaml", ".yml")
+# Seed corpora hold arbitrary bytes; installed packages (any node_modules) are not ours.
 SKIP_DIRS = ("tests/fuzz/corpus",)
 # Look-alikes, by file (see "Tags that are not clauses" in docs/api-semantics.md).
 NOT_TAGS = {
@@ -60,7 +61,8 @@ def source_files(root):
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
             rel_dir = os.path.relpath(dirpath, root)
             dirnames[:] = sorted(d for d in dirnames
-                                 if not d.startswith(".") and os.path.join(rel_dir, d) not in SKIP_DIRS)
+                                 if not d.startswith(".") and d != "node_modules"
+                                 and os.path.join(rel_dir, d) not in SKIP_DIRS)
             for name in sorted(filenames):
                 rel = os.path.join(rel_dir, name)
                 if name.endswith(EXTENSIONS) and rel not in (DOC, SELF):
