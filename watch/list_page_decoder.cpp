@@ -5,6 +5,7 @@
 
 #include <simdjson.h>
 
+#include "cache/object_meta_parser.h"
 #include "watch/watch_event_decoder.h"
 
 namespace watch {
@@ -28,7 +29,7 @@ std::string readListMetadata(od::object metadata, ListPage& page, bool& has_rv) 
     if (key == "resourceVersion") {
       std::string_view rv;
       if (field.value().get_string().get(rv)) return "list resourceVersion is not a string";
-      auto parsed = parseResourceVersion(rv);
+      auto parsed = cache::parseObjectResourceVersion(rv);
       if (!parsed) return "list resourceVersion is not a decimal number: " + std::string(rv);
       page.resource_version = *parsed;
       has_rv = true;

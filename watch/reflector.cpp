@@ -171,7 +171,7 @@ bool Reflector::handleLine(std::string_view line, Stream& stream) {
   if (LineApplied applied = store_.applyEventLine(line, last_rv_); applied.handled) {
     if (applied.status.code == StoreStatus::Code::ResourceVersionWentBackwards) {
       stats_.resource_version_backwards_total.fetch_add(1, std::memory_order_relaxed);
-      log(LogLevel::Warning, std::string(eventTypeName(applied.type)) + " at resourceVersion " +
+      log(LogLevel::Warning, std::string(cache::wireName(applied.type)) + " at resourceVersion " +
                                  std::to_string(applied.resource_version) + " is not after " +
                                  std::to_string(last_rv_) + ", relisting");
       stream.ended_by_us = true;
@@ -213,7 +213,7 @@ bool Reflector::handleEvent(WatchEvent&& event, Stream& stream) {
       // After the initial state, RVs on one stream strictly increase (contract W11).
       if (event.resource_version <= last_rv_) {
         stats_.resource_version_backwards_total.fetch_add(1, std::memory_order_relaxed);
-        log(LogLevel::Warning, std::string(eventTypeName(event.type)) + " at resourceVersion " +
+        log(LogLevel::Warning, std::string(cache::wireName(event.type)) + " at resourceVersion " +
                                    std::to_string(event.resource_version) + " is not after " +
                                    std::to_string(last_rv_) + ", relisting");
         return end({Outcome::Then::Relist, true});

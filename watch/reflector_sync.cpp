@@ -99,7 +99,7 @@ Reflector::Outcome Reflector::watchList(std::stop_token stop, bool& fall_back) {
       }
       case EventType::Modified:
       case EventType::Deleted:
-        log(LogLevel::Warning, std::string(eventTypeName(event.type)) + " before the end of the initial events");
+        log(LogLevel::Warning, std::string(cache::wireName(event.type)) + " before the end of the initial events");
         attempt.unsupported = true;
         return false;
     }

@@ -21,22 +21,9 @@ StoreStatus wentBackwards(std::string_view what, uint64_t rv, uint64_t current) 
               std::to_string(current)};
 }
 
-std::optional<cache::EventType> objectEventType(EventType type) {
-  switch (type) {
-    case EventType::Added: return cache::EventType::Added;
-    case EventType::Modified: return cache::EventType::Modified;
-    case EventType::Deleted: return cache::EventType::Deleted;
-    default: return std::nullopt;
-  }
-}
-
-std::optional<EventType> reflectorEventType(cache::EventType type) {
-  switch (type) {
-    case cache::EventType::Added: return EventType::Added;
-    case cache::EventType::Modified: return EventType::Modified;
-    case cache::EventType::Deleted: return EventType::Deleted;
-    default: return std::nullopt;
-  }
+// Only these change the store; bookmarks and errors are the reflector's business.
+bool changesObjects(EventType type) {
+  return type == EventType::Added || type == EventType::Modified || type == EventType::Deleted;
 }
 
 // The apiserver writes "type" first; lines of any other shape take the decoder's path.
@@ -84,15 +71,14 @@ StoreStatus StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list_
 }
 
 StoreStatus StoreAdapter::apply(EventType type, RawObject&& object, uint64_t rv) {
-  const auto store_type = objectEventType(type);
-  if (!store_type) return {StoreStatus::Code::Internal, "only ADDED, MODIFIED and DELETED change the store"};
+  if (!changesObjects(type)) return {StoreStatus::Code::Internal, "only ADDED, MODIFIED and DELETED change the store"};
   // Every event RV is unique and increasing (W4); an equal one would be applied twice.
   const uint64_t current = store_.currentRV();
-  if (rv <= current) return wentBackwards(std::string(cache::wireName(*store_type)) + " event", rv, current);
+  if (rv <= current) return wentBackwards(std::string(cache::wireName(type)) + " event", rv, current);
 
   auto parsed = parser_.parseObject(std::string_view(object));
   if (!parsed) return {StoreStatus::Code::InvalidObject, parsed.error().message};
-  return applyParsed(*store_type, std::move(*parsed), rv);
+  return applyParsed(type, std::move(*parsed), rv);
 }
 
 LineApplied StoreAdapter::applyEventLine(std::string_view line, uint64_t after_rv) {
@@ -103,16 +89,14 @@ LineApplied StoreAdapter::applyEventLine(std::string_view line, uint64_t after_r
   // copies the line once into its padded buffer, and the object's bytes once into it.
   auto parsed = parser_.parseWatchEvent(line);
   if (!parsed || !parsed->object) return {};  // the decoder's path reports what is wrong
-  const std::optional<EventType> type = reflectorEventType(parsed->type);
-  if (!type) return {};
-  const cache::EventType store_type = parsed->type;
-  LineApplied out{true, *type, parsed->resource_version, {}};
+  if (!changesObjects(parsed->type)) return {};
+  LineApplied out{true, parsed->type, parsed->resource_version, {}};
   const uint64_t current = std::max(after_rv, store_.currentRV());
   if (out.resource_version <= current) {
-    out.status = wentBackwards(std::string(cache::wireName(store_type)) + " event", out.resource_version, current);
+    out.status = wentBackwards(std::string(cache::wireName(out.type)) + " event", out.resource_version, current);
     return out;
   }
-  out.status = applyParsed(store_type, std::move(parsed->object), out.resource_version);
+  out.status = applyParsed(out.type, std::move(parsed->object), out.resource_version);
   return out;
 }
 

@@ -4,6 +4,8 @@
 
 #include <simdjson.h>
 
+#include "cache/object_meta_parser.h"
+
 namespace watch {
 namespace {
 
@@ -18,15 +20,6 @@ std::string_view trimTrailingSpace(std::string_view s) {
   return s;
 }
 
-std::optional<EventType> parseEventType(std::string_view s) {
-  if (s == "ADDED") return EventType::Added;
-  if (s == "MODIFIED") return EventType::Modified;
-  if (s == "DELETED") return EventType::Deleted;
-  if (s == "BOOKMARK") return EventType::Bookmark;
-  if (s == "ERROR") return EventType::Error;
-  return std::nullopt;
-}
-
 // Reads metadata.resourceVersion and the initial-events-end annotation.
 // Returns an error text, or "" on success.
 std::string readMetadata(od::object metadata, WatchEvent& event, bool& has_rv) {
@@ -38,7 +31,7 @@ std::string readMetadata(od::object metadata, WatchEvent& event, bool& has_rv) {
     if (key == "resourceVersion") {
       std::string_view rv;
       if (field.value().get_string().get(rv)) return "metadata.resourceVersion is not a string";
-      auto parsed = parseResourceVersion(rv);
+      auto parsed = cache::parseObjectResourceVersion(rv);
       if (!parsed) return "metadata.resourceVersion is not a decimal number: " + std::string(rv);
       event.resource_version = *parsed;
       has_rv = true;
@@ -88,29 +81,6 @@ std::string readObjectFields(od::object object, WatchEvent& event, bool& has_rv)
 
 }  // namespace
 
-std::string_view eventTypeName(EventType type) {
-  switch (type) {
-    case EventType::Added: return "ADDED";
-    case EventType::Modified: return "MODIFIED";
-    case EventType::Deleted: return "DELETED";
-    case EventType::Bookmark: return "BOOKMARK";
-    case EventType::Error: return "ERROR";
-  }
-  return "UNKNOWN";
-}
-
-std::optional<uint64_t> parseResourceVersion(std::string_view text) {
-  if (text.empty() || text.size() > 20) return std::nullopt;
-  uint64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (value > (UINT64_MAX - digit) / 10) return std::nullopt;
-    value = value * 10 + digit;
-  }
-  return value;
-}
-
 struct WatchEventDecoder::Impl {
   od::parser parser;
   // The line is copied here because simdjson needs SIMDJSON_PADDING readable bytes after
@@ -152,7 +122,7 @@ DecodeResult WatchEventDecoder::decode(std::string_view line) {
     if (key == "type") {
       std::string_view type_name;
       if (field.value().get_string().get(type_name)) return fail("event type is not a string");
-      auto type = parseEventType(type_name);
+      auto type = cache::parseEventType(type_name);
       if (!type) return fail("unknown event type " + std::string(type_name));
       event.type = *type;
       has_type = true;

@@ -12,11 +12,12 @@
 #include <string>
 #include <string_view>
 
+#include "cache/event_type.h"
+
 namespace watch {
 
-enum class EventType { Added, Modified, Deleted, Bookmark, Error };
-
-std::string_view eventTypeName(EventType type);
+// The store's event types (W3); cache::wireName gives their wire names.
+using cache::EventType;
 
 struct WatchEvent {
   EventType type = EventType::Added;
@@ -36,9 +37,6 @@ struct DecodeResult {
   std::optional<WatchEvent> event;  // set on success
   std::string error;                // why the line was rejected otherwise
 };
-
-// Parses a decimal resourceVersion. Rejects empty strings, signs, and overflow.
-std::optional<uint64_t> parseResourceVersion(std::string_view text);
 
 class WatchEventDecoder {
  public:

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "upstream_json.h"
+#include "cache/object_meta_parser.h"
 #include "watch/watch_event_decoder.h"
 
 using namespace watch;
@@ -87,10 +88,10 @@ TEST_CASE("Decoder rejects malformed lines with a reason") {
 }
 
 TEST_CASE("resourceVersion parsing is decimal uint64 only (R1)") {
-  CHECK(parseResourceVersion("0") == 0u);
-  CHECK(parseResourceVersion("18446744073709551615") == UINT64_MAX);
-  CHECK_FALSE(parseResourceVersion("18446744073709551616"));
-  CHECK_FALSE(parseResourceVersion(""));
-  CHECK_FALSE(parseResourceVersion("+1"));
-  CHECK_FALSE(parseResourceVersion("1.5"));
+  CHECK(cache::parseObjectResourceVersion("0") == 0u);
+  CHECK(cache::parseObjectResourceVersion("18446744073709551615") == UINT64_MAX);
+  CHECK_FALSE(cache::parseObjectResourceVersion("18446744073709551616"));
+  CHECK_FALSE(cache::parseObjectResourceVersion(""));
+  CHECK_FALSE(cache::parseObjectResourceVersion("+1"));
+  CHECK_FALSE(cache::parseObjectResourceVersion("1.5"));
 }
