@@ -15,7 +15,7 @@ void EventHistory::start(uint64_t list_rv) {
   start_rv_ = list_rv;
 }
 
-bool EventHistory::overBoundsLocked(Clock::time_point now) const {
+bool EventHistory::overBoundsLocked(Clock::TimePoint now) const {
   if (events_.empty()) return false;
   return events_.size() >= options_.capacity || now - events_.front().recorded_at > options_.max_age;
 }

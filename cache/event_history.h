@@ -31,7 +31,7 @@ struct WatchEvent {
   // that leaves the selector into DELETED and one that enters it into ADDED (W10).
   ObjectConstSharedPtr prev_object;
   uint64_t resource_version = 0;
-  Clock::time_point recorded_at{};
+  Clock::TimePoint recorded_at{};
 };
 
 struct EventHistoryOptions {
@@ -79,7 +79,7 @@ class EventHistory {
   uint64_t retainedJsonBytes() const { return retained_json_bytes_; }
 
  private:
-  bool overBoundsLocked(Clock::time_point now) const;
+  bool overBoundsLocked(Clock::TimePoint now) const;
   void evictFrontLocked();
 
   EventHistoryOptions options_;

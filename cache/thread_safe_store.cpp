@@ -29,11 +29,7 @@ Unexpected ThreadSafeStore::regression(std::string_view what, uint64_t rv) const
 }
 
 void ThreadSafeStore::setResourceVersionLocked(uint64_t rv) {
-  {
-    std::lock_guard rv_lock(rv_mu_);
-    current_rv_.store(rv, std::memory_order_release);
-  }
-  rv_cv_.notify_all();
+  current_rv_.store(rv, std::memory_order_release);
   stats_.resource_version.store(rv, std::memory_order_relaxed);
 }
 
@@ -152,18 +148,6 @@ size_t ThreadSafeStore::evictExpiredHistory() {
   const size_t evicted = history_.evictExpired();
   refreshGaugesLocked();
   return evicted;
-}
-
-bool ThreadSafeStore::waitUntilRV(uint64_t rv, Clock::time_point deadline) const {
-  // Waits in short slices so that a test's FakeClock deadline is noticed too.
-  constexpr auto kSlice = std::chrono::milliseconds(50);
-  std::unique_lock lock(rv_mu_);
-  while (current_rv_.load(std::memory_order_acquire) < rv) {
-    const auto now = clock_.now();
-    if (now >= deadline) return false;
-    rv_cv_.wait_for(lock, std::min<Clock::time_point::duration>(deadline - now, kSlice));
-  }
-  return true;
 }
 
 ObjectConstSharedPtr ThreadSafeStore::get(std::string_view key) const {

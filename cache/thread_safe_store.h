@@ -14,7 +14,6 @@
 // What apply()/replace() return is what the caller hands to the dispatcher after the call
 // returns (no callback runs under the store lock).
 
-#include <condition_variable>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -61,11 +60,11 @@ class ThreadSafeStore {
   size_t evictExpiredHistory();
 
   // --- Readers ---
+  // Readers that wait for an RV (R7) poll this on their own executor's timer
+  // (proxy io::awaitResourceVersion) rather than block a thread on the store.
   uint64_t currentRV() const { return current_rv_.load(std::memory_order_acquire); }
   // True once the first replace() happened (HasSynced).
   bool hasSynced() const { return synced_.load(std::memory_order_acquire); }
-  // Blocks until currentRV() >= rv or `deadline` passes on the store's clock (R7).
-  bool waitUntilRV(uint64_t rv, Clock::time_point deadline) const;
 
   ObjectConstSharedPtr get(std::string_view key) const;
   // Current objects with `value` in index `name`, in key order (P9).
@@ -106,7 +105,7 @@ class ThreadSafeStore {
   Clock& clock_;
   mutable StoreStats stats_;
 
-  // Lock order: mu_ before snapshot_mu_ before rv_mu_.
+  // Lock order: mu_ before snapshot_mu_.
   mutable std::shared_mutex mu_;
   ChunkedObjectMap objects_;  // guarded by mu_
   Indexer indexer_;           // guarded by mu_; always matches objects_
@@ -127,8 +126,6 @@ class ThreadSafeStore {
 
   std::atomic<uint64_t> current_rv_{0};
   std::atomic<bool> synced_{false};
-  mutable std::mutex rv_mu_;
-  mutable std::condition_variable rv_cv_;
 };
 
 }  // namespace cache

@@ -76,7 +76,7 @@ watch::InformerManagerOptions managerOptions(const config::Config& c) {
 
 Informers::Informers(const config::Config& config, const proxy::UpstreamOptions& upstream)
     : relist_limiter_(clock_, kRelistsPerSecond, kRelistBurst),
-      health_(std::make_shared<watch::UpstreamHealth>()),
+      health_(std::make_shared<watch::UpstreamHealth>(clock_)),
       connector_(std::make_shared<proxy::upstream::UpstreamConnector>(upstream)),
       discovery_(connector_) {
   connector_->setHealth(health_);
@@ -87,7 +87,7 @@ Informers::Informers(const config::Config& config, const proxy::UpstreamOptions&
   watch::InformerManagerOptions options = managerOptions(config);
   options.reflector.upstream_health = health_.get();
   manager_ = std::make_shared<watch::InformerManager>(std::move(options), discovery_, factory, clock_,
-                                                      store_clock_, relist_limiter_);
+                                                      relist_limiter_);
   watch::CacheBackgroundTasksOptions background;
   if (!config.state_dir.empty()) background.state_save_interval = config.state_save_interval;
   background.drift_check_interval = config.drift_check_interval;
@@ -110,9 +110,9 @@ void Informers::stop() {
   const auto informers = manager_->informers();
   manager_->stop();
   if (!save_on_stop_) return;
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = clock_.now();
   const size_t saved = watch::CacheBackgroundTasks::saveAll(informers);
-  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  const std::chrono::duration<double> took = clock_.now() - started;
   spdlog::info("saved the state of {} cached resources in {:.2f} s", saved, took.count());
 }
 

@@ -13,7 +13,6 @@
 #include "proxy/upstream/upstream_connector.h"
 #include "proxy/upstream_options.h"
 #include "watch/cache_background_tasks.h"
-#include "watch/clock.h"
 #include "watch/informer_manager.h"
 #include "watch/relist_limiter.h"
 #include "watch/upstream_health.h"
@@ -39,8 +38,7 @@ class Informers {
   proxy::MetricsCollector metricsCollector() const;
 
  private:
-  watch::RealClock clock_;
-  cache::RealClock store_clock_;
+  cache::RealClock clock_;
   watch::TokenBucketRelistLimiter relist_limiter_;
   std::shared_ptr<watch::UpstreamHealth> health_;
   std::shared_ptr<proxy::upstream::UpstreamConnector> connector_;

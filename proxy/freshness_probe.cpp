@@ -27,7 +27,6 @@
 namespace proxy::io {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 // How long a probe waits for the store to reach its revision (or to match the metadata),
@@ -123,7 +122,7 @@ size_t objectsInScope(const cache::Snapshot& snapshot, std::string_view ns) {
 asio::awaitable<std::optional<watch::Freshness>> settle(const watch::CachedResource& cached, std::string_view ns,
                                                         uint64_t revision, const cache::MetadataList* listed) {
   const cache::ThreadSafeStore& store = cached.store();
-  const auto deadline = Clock::now() + kProbeWait;
+  const auto deadline = cached.clock().now() + kProbeWait;
   while (true) {
     const uint64_t before = store.currentRV();
     bool reached = before >= revision;
@@ -141,9 +140,9 @@ asio::awaitable<std::optional<watch::Freshness>> settle(const watch::CachedResou
       cached.freshness().noteProven();
       co_return watch::Freshness{revision, 0};
     }
-    if (Clock::now() >= deadline) co_return std::nullopt;
+    if (cached.clock().now() >= deadline) co_return std::nullopt;
     const bool moved = co_await awaitStore([&] { return store.currentRV() != before; },
-                                           std::min(deadline, Clock::now() + kQuietWait), 200us, 5ms);
+                                           std::min(deadline, cached.clock().now() + kQuietWait), 200us, 5ms);
     if (!moved) co_return std::nullopt;
   }
 }
@@ -154,9 +153,9 @@ asio::awaitable<std::optional<watch::Freshness>> runProbe(CacheContext& ctx, con
   const bool provable = objectsInScope(*snapshot, ns) <= kMaxProofObjects;
   const bool idle = cached.freshness().quietFor(snapshot->resourceVersion(), kIdleAfter);
   const std::string name = cached.resource().displayName();
-  const auto started = Clock::now();
+  const auto started = cached.clock().now();
   auto finish = [&](std::optional<watch::Freshness> result, const char* how) {
-    ctx.metrics.freshnessProbe(name, result ? how : "unproven", Clock::now() - started);
+    ctx.metrics.freshnessProbe(name, result ? how : "unproven", cached.clock().now() - started);
     return result;
   };
   if (!(provable && idle)) {
@@ -208,7 +207,7 @@ asio::awaitable<std::optional<watch::Freshness>> proveFresh(CacheContext& ctx, c
   }
   watch::ProbeFlights& flights = cached.probes();
   const std::string scope(ns);
-  const auto deadline = Clock::now() + 2 * kProbeTimeout;
+  const auto deadline = cached.clock().now() + 2 * kProbeTimeout;
   while (true) {
     auto seat = flights.join(scope, need.arrived);
     if (!seat.flight) {
@@ -219,12 +218,12 @@ asio::awaitable<std::optional<watch::Freshness>> proveFresh(CacheContext& ctx, c
         const std::function<bool()> landed = [flight = current.get()] { return flight->landed(); };
         co_await awaitStore(landed, deadline, 200us, 2ms);
       }
-      if (Clock::now() >= deadline) co_return std::nullopt;
+      if (cached.clock().now() >= deadline) co_return std::nullopt;
       continue;
     }
     if (seat.leader) {
       Landing landing{flights, scope, seat.flight};
-      if (auto last = flights.lastIssued(scope); last && Clock::now() < *last + kProbeSpacing) {
+      if (auto last = flights.lastIssued(scope); last && cached.clock().now() < *last + kProbeSpacing) {
         asio::steady_timer timer(co_await asio::this_coro::executor, *last + kProbeSpacing);
         co_await timer.async_wait(asio::use_awaitable);
       }

@@ -4,10 +4,10 @@
 
 namespace watch {
 
-Backoff::Backoff(BackoffOptions options, Clock& clock, uint64_t seed)
+Backoff::Backoff(BackoffOptions options, cache::Clock& clock, uint64_t seed)
     : options_(options), clock_(clock), random_(seed), current_(options.initial) {}
 
-Clock::Duration Backoff::next() {
+cache::Clock::Duration Backoff::next() {
   const auto now = clock_.now();
   if (has_last_ && now - last_ >= options_.reset_after) current_ = options_.initial;
   last_ = now;
@@ -18,7 +18,7 @@ Clock::Duration Backoff::next() {
 
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   const auto jittered = base * (1.0 + options_.jitter * unit(random_));
-  return std::chrono::duration_cast<Clock::Duration>(jittered);
+  return std::chrono::duration_cast<cache::Clock::Duration>(jittered);
 }
 
 void Backoff::reset() {

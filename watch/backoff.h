@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <random>
 
-#include "watch/clock.h"
+#include "cache/clock.h"
 
 namespace watch {
 
@@ -27,21 +27,21 @@ struct BackoffOptions {
 
 class Backoff {
  public:
-  Backoff(BackoffOptions options, Clock& clock, uint64_t seed);
+  Backoff(BackoffOptions options, cache::Clock& clock, uint64_t seed);
 
   // The next delay to wait before retrying.
-  Clock::Duration next();
+  cache::Clock::Duration next();
   // Forgets past failures: the next delay is `initial` again.
   void reset();
 
  private:
   BackoffOptions options_;
-  Clock& clock_;
+  cache::Clock& clock_;
   std::mt19937_64 random_;
   // The un-jittered delay next() will hand out; within [initial, cap].
   std::chrono::duration<double, std::milli> current_;
   // When next() was last called; unset before the first failure.
-  Clock::TimePoint last_{};
+  cache::Clock::TimePoint last_{};
   bool has_last_ = false;
 };
 

@@ -7,7 +7,7 @@
 namespace watch {
 
 CacheBackgroundTasks::CacheBackgroundTasks(CacheBackgroundTasksOptions options, InformerManager& manager,
-                                   ListerWatcherFactory factory, Clock& clock)
+                                   ListerWatcherFactory factory, cache::Clock& clock)
     : options_(std::move(options)), manager_(manager), factory_(std::move(factory)), clock_(clock) {}
 
 CacheBackgroundTasks::~CacheBackgroundTasks() { stop(); }

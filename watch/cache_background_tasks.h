@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "watch/clock.h"
+#include "cache/clock.h"
 #include "watch/drift_check.h"
 #include "watch/informer_manager.h"
 
@@ -31,7 +31,7 @@ class CacheBackgroundTasks {
  public:
   // Everything borrowed must outlive this object.
   CacheBackgroundTasks(CacheBackgroundTasksOptions options, InformerManager& manager, ListerWatcherFactory factory,
-                   Clock& clock);
+                   cache::Clock& clock);
   ~CacheBackgroundTasks();
   CacheBackgroundTasks(const CacheBackgroundTasks&) = delete;
   CacheBackgroundTasks& operator=(const CacheBackgroundTasks&) = delete;
@@ -46,7 +46,7 @@ class CacheBackgroundTasks {
   struct Tracked {
     std::weak_ptr<Informer> informer;
     std::unique_ptr<ListerWatcher> lister;  // made on the first check
-    Clock::TimePoint next_check;
+    cache::Clock::TimePoint next_check;
   };
 
   void run(std::stop_token stop);
@@ -56,7 +56,7 @@ class CacheBackgroundTasks {
   const CacheBackgroundTasksOptions options_;
   InformerManager& manager_;
   const ListerWatcherFactory factory_;
-  Clock& clock_;
+  cache::Clock& clock_;
   std::map<const Informer*, Tracked> tracked_;  // loop thread only
   std::jthread thread_;
 };

@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "cache/clock.h"
 #include "cache/thread_safe_store.h"
 #include "watch/api_resource.h"
 
@@ -40,6 +41,9 @@ class CachedResource {
   // Freshness beyond the store's RV, and the probes that prove it (watch/freshness.h).
   virtual FreshnessProofs& freshness() const = 0;
   virtual ProbeFlights& probes() const = 0;
+  // The clock the store, the dispatcher and the freshness bookkeeping read: deadlines and
+  // ages computed against their time points must read it too.
+  virtual const cache::Clock& clock() const = 0;
 };
 
 }  // namespace watch

@@ -31,16 +31,15 @@ uint64_t FreshnessProofs::provenAt(std::string_view scope, uint64_t store_rv) co
 }
 
 void FreshnessProofs::noteProven() {
-  proven_at_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+  proven_at_.store(clock_.now().time_since_epoch().count(), std::memory_order_relaxed);
 }
 
-std::chrono::steady_clock::time_point FreshnessProofs::lastProven() const {
-  return std::chrono::steady_clock::time_point(
-      std::chrono::steady_clock::duration(proven_at_.load(std::memory_order_relaxed)));
+cache::Clock::TimePoint FreshnessProofs::lastProven() const {
+  return cache::Clock::TimePoint(cache::Clock::Duration(proven_at_.load(std::memory_order_relaxed)));
 }
 
-bool FreshnessProofs::quietFor(uint64_t store_rv, std::chrono::steady_clock::duration quiet) {
-  const auto now = std::chrono::steady_clock::now();
+bool FreshnessProofs::quietFor(uint64_t store_rv, cache::Clock::Duration quiet) {
+  const auto now = clock_.now();
   std::lock_guard lock(mu_);
   if (seen_rv_ == 0) {
     seen_rv_ = store_rv;
@@ -52,7 +51,7 @@ bool FreshnessProofs::quietFor(uint64_t store_rv, std::chrono::steady_clock::dur
   return now - seen_since_ >= quiet;
 }
 
-ProbeFlights::Seat ProbeFlights::join(const std::string& scope, std::optional<Clock::time_point> arrived) {
+ProbeFlights::Seat ProbeFlights::join(const std::string& scope, std::optional<TimePoint> arrived) {
   std::lock_guard lock(mu_);
   auto& slot = flights_[scope];
   if (!slot) {
@@ -72,7 +71,7 @@ ProbeFlightPtr ProbeFlights::current(const std::string& scope) const {
 
 void ProbeFlights::issue(const std::string& scope, const ProbeFlightPtr& flight) {
   std::lock_guard lock(mu_);
-  flight->issued_at_ = Clock::now();
+  flight->issued_at_ = clock_.now();
   if (last_issued_.size() >= kMaxScopes) last_issued_.clear();  // only spaces probes
   flight->issued_.store(true, std::memory_order_release);
   last_issued_[scope] = flight->issued_at_;
@@ -86,7 +85,7 @@ void ProbeFlights::land(const std::string& scope, const ProbeFlightPtr& flight, 
   if (it != flights_.end() && it->second == flight) flights_.erase(it);
 }
 
-std::optional<ProbeFlights::Clock::time_point> ProbeFlights::lastIssued(const std::string& scope) const {
+std::optional<ProbeFlights::TimePoint> ProbeFlights::lastIssued(const std::string& scope) const {
   std::lock_guard lock(mu_);
   auto it = last_issued_.find(scope);
   if (it == last_issued_.end()) return std::nullopt;

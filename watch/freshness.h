@@ -29,6 +29,8 @@
 #include <string>
 #include <string_view>
 
+#include "cache/clock.h"
+
 namespace watch {
 
 struct Freshness {
@@ -45,6 +47,11 @@ inline constexpr size_t kMaxScopes = 1024;
 
 class FreshnessProofs {
  public:
+  // `clock` is borrowed and must outlive this.
+  explicit FreshnessProofs(const cache::Clock& clock) : clock_(clock) {}
+  FreshnessProofs(const FreshnessProofs&) = delete;
+  FreshnessProofs& operator=(const FreshnessProofs&) = delete;
+
   // Remembers that the store at `proof.state_rv` holds the upstream's state at
   // `proof.revision` within namespace `scope` ("" = every namespace).
   void record(std::string_view scope, Freshness proof);
@@ -54,17 +61,18 @@ class FreshnessProofs {
   // True when the store has been at `store_rv` for at least `quiet` as far as these calls
   // saw (the first call for a resource counts as quiet): an idle resource, whose RV no
   // event will bring to a fence soon.
-  bool quietFor(uint64_t store_rv, std::chrono::steady_clock::duration quiet);
+  bool quietFor(uint64_t store_rv, cache::Clock::Duration quiet);
   // A probe found the cache current (its state proven, or its RV at the fence) now.
   void noteProven();
   // When a probe last found the cache current; the epoch when never.
-  std::chrono::steady_clock::time_point lastProven() const;
+  cache::Clock::TimePoint lastProven() const;
 
  private:
+  const cache::Clock& clock_;
   mutable std::mutex mu_;
-  uint64_t seen_rv_ = 0;                             // guarded by mu_
-  std::chrono::steady_clock::time_point seen_since_{};  // guarded by mu_
-  std::atomic<std::chrono::steady_clock::rep> proven_at_{0};
+  uint64_t seen_rv_ = 0;                   // guarded by mu_
+  cache::Clock::TimePoint seen_since_{};  // guarded by mu_
+  std::atomic<cache::Clock::Duration::rep> proven_at_{0};  // clock_.now().time_since_epoch() ticks
   std::map<std::string, Freshness, std::less<>> proofs_;  // guarded by mu_; scope -> latest
 };
 
@@ -72,10 +80,10 @@ class FreshnessProofs {
 // `landed()` (they may be on other io threads) and then read `result()`.
 class ProbeFlight {
  public:
-  using Clock = std::chrono::steady_clock;
+  using TimePoint = cache::Clock::TimePoint;
   bool issued() const { return issued_.load(std::memory_order_acquire); }
   bool landed() const { return landed_.load(std::memory_order_acquire); }
-  Clock::time_point issuedAt() const { return issued_at_; }
+  TimePoint issuedAt() const { return issued_at_; }
   // Valid once landed(); nullopt when the probe failed (the requests pass through).
   const std::optional<Freshness>& result() const { return result_; }
 
@@ -83,21 +91,26 @@ class ProbeFlight {
   friend class ProbeFlights;
   std::atomic<bool> issued_{false};
   std::atomic<bool> landed_{false};
-  Clock::time_point issued_at_{};  // written before issued_ is set
+  TimePoint issued_at_{};  // written before issued_ is set
   std::optional<Freshness> result_;  // written before landed_ is set
 };
 using ProbeFlightPtr = std::shared_ptr<ProbeFlight>;
 
 class ProbeFlights {
  public:
-  using Clock = ProbeFlight::Clock;
+  using TimePoint = cache::Clock::TimePoint;
+  // `clock` is borrowed and must outlive this.
+  explicit ProbeFlights(const cache::Clock& clock) : clock_(clock) {}
+  ProbeFlights(const ProbeFlights&) = delete;
+  ProbeFlights& operator=(const ProbeFlights&) = delete;
+
   struct Seat {
     ProbeFlightPtr flight;  // null: the probe in flight is too old for this request; wait for it to land
     bool leader = false;    // this request runs the probe
   };
   // A seat on the next probe of `scope` that answers a request which arrived at `arrived`
   // (a consistent read needs a probe issued after that; nullopt: any probe will do).
-  Seat join(const std::string& scope, std::optional<Clock::time_point> arrived);
+  Seat join(const std::string& scope, std::optional<TimePoint> arrived);
   // The probe in flight for `scope`, if any (to wait for it to land).
   ProbeFlightPtr current(const std::string& scope) const;
   // The leader: the probe leaves now (requests arriving from here on need the next one).
@@ -105,12 +118,13 @@ class ProbeFlights {
   // The leader: the probe's answer; the scope is free for the next probe.
   void land(const std::string& scope, const ProbeFlightPtr& flight, std::optional<Freshness> result);
   // When the last probe of `scope` was issued (to space back-to-back probes).
-  std::optional<Clock::time_point> lastIssued(const std::string& scope) const;
+  std::optional<TimePoint> lastIssued(const std::string& scope) const;
 
  private:
+  const cache::Clock& clock_;
   mutable std::mutex mu_;
   std::map<std::string, ProbeFlightPtr> flights_;                 // guarded by mu_; scope -> in flight
-  std::map<std::string, Clock::time_point> last_issued_;           // guarded by mu_
+  std::map<std::string, TimePoint> last_issued_;                  // guarded by mu_
 };
 
 }  // namespace watch

@@ -50,17 +50,19 @@ cache::ParserOptions Informer::parserOptions(const InformerOptions& options) {
   return out;
 }
 
-Informer::Informer(InformerOptions options, std::unique_ptr<ListerWatcher> lister_watcher, Clock& clock,
-                   cache::Clock& store_clock, RelistLimiter& relist_limiter)
+Informer::Informer(InformerOptions options, std::unique_ptr<ListerWatcher> lister_watcher, cache::Clock& clock,
+                   RelistLimiter& relist_limiter)
     : options_(std::move(options)),
       name_(options_.namespace_scope.empty() ? options_.resource.displayName()
                                              : options_.resource.displayName() + " in namespace " +
                                                    options_.namespace_scope),
       clock_(clock),
       last_used_(clock.now().time_since_epoch().count()),
-      store_(storeOptions(options_), store_clock),
+      store_(storeOptions(options_), clock_),
       parser_(parserOptions(options_)),
-      dispatcher_(store_),
+      dispatcher_(store_, clock_),
+      freshness_(clock_),
+      probes_(clock_),
       adapter_(store_, parser_, &dispatcher_),
       lister_watcher_(std::make_unique<ObservedListerWatcher>(std::move(lister_watcher), forbidden_)) {
   ReflectorOptions reflector = options_.reflector;
@@ -68,7 +70,7 @@ Informer::Informer(InformerOptions options, std::unique_ptr<ListerWatcher> liste
   if (!options_.state_dir.empty()) {
     state_ = std::make_unique<ResourceState>(
         options_.state_dir, stateIdentity(options_.resource, options_.namespace_scope, options_.strip_managed_fields),
-        name_, options_.reflector.log);
+        name_, options_.reflector.log, clock_);
     reflector.warm_start = [state = state_.get()](ReflectorStore& store) { return state->load(store); };
   }
   reflector_ = std::make_unique<Reflector>(std::move(reflector), *lister_watcher_, adapter_, clock_, relist_limiter);
@@ -84,8 +86,8 @@ bool Informer::saveState() { return state_ && state_->save(store_); }
 
 void Informer::markUsed() { last_used_.store(clock_.now().time_since_epoch().count(), std::memory_order_relaxed); }
 
-Clock::TimePoint Informer::lastUsed() const {
-  return Clock::TimePoint(Clock::Duration(last_used_.load(std::memory_order_relaxed)));
+cache::Clock::TimePoint Informer::lastUsed() const {
+  return cache::Clock::TimePoint(cache::Clock::Duration(last_used_.load(std::memory_order_relaxed)));
 }
 
 }  // namespace watch

@@ -21,7 +21,6 @@
 #include "cache/thread_safe_store.h"
 #include "watch/cached_resource.h"
 #include "watch/freshness.h"
-#include "watch/clock.h"
 #include "watch/lister_watcher.h"
 #include "watch/reflector.h"
 #include "watch/relist_limiter.h"
@@ -61,9 +60,9 @@ struct DriftStats {
 
 class Informer final : public CachedResource {
  public:
-  // The clocks and the limiter are borrowed and must outlive the informer.
-  Informer(InformerOptions options, std::unique_ptr<ListerWatcher> lister_watcher, Clock& clock,
-           cache::Clock& store_clock, RelistLimiter& relist_limiter);
+  // The clock and the limiter are borrowed and must outlive the informer.
+  Informer(InformerOptions options, std::unique_ptr<ListerWatcher> lister_watcher, cache::Clock& clock,
+           RelistLimiter& relist_limiter);
   ~Informer() override;
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -82,13 +81,14 @@ class Informer final : public CachedResource {
   const WatchDispatcher& dispatcher() const override { return dispatcher_; }
   FreshnessProofs& freshness() const override { return freshness_; }
   ProbeFlights& probes() const override { return probes_; }
+  const cache::Clock& clock() const override { return clock_; }
   void markUsed() override;
 
   // The upstream answered 403 Forbidden to a list or watch of this collection: the
   // manager drops the informer (and, cluster-wide, falls back to namespaces).
   bool forbidden() const { return forbidden_.load(std::memory_order_acquire); }
   bool onDemand() const { return options_.on_demand; }
-  Clock::TimePoint lastUsed() const;
+  cache::Clock::TimePoint lastUsed() const;
   const ReflectorStats& reflectorStats() const { return reflector_->stats(); }
   // Readiness: listed, or warm-started and caught up with the upstream since.
   bool caughtUp() const { return reflector_->caughtUp(); }
@@ -111,9 +111,9 @@ class Informer final : public CachedResource {
 
   InformerOptions options_;
   std::string name_;
-  Clock& clock_;
+  cache::Clock& clock_;
   std::atomic<bool> forbidden_{false};
-  std::atomic<Clock::Duration::rep> last_used_;  // clock_.now().time_since_epoch() ticks
+  std::atomic<cache::Clock::Duration::rep> last_used_;  // clock_.now().time_since_epoch() ticks
   cache::ThreadSafeStore store_;
   cache::ObjectMetaParser parser_;
   WatchDispatcher dispatcher_;

@@ -30,12 +30,11 @@ bool hasVerb(const ApiResource& resource, std::string_view verb) {
 }  // namespace
 
 InformerManager::InformerManager(InformerManagerOptions options, Discovery& discovery, ListerWatcherFactory factory,
-                                 Clock& clock, cache::Clock& store_clock, RelistLimiter& relist_limiter)
+                                 cache::Clock& clock, RelistLimiter& relist_limiter)
     : options_(std::move(options)),
       discovery_(discovery),
       factory_(std::move(factory)),
       clock_(clock),
-      store_clock_(store_clock),
       relist_limiter_(relist_limiter) {}
 
 InformerManager::~InformerManager() { stop(); }
@@ -278,8 +277,7 @@ void InformerManager::startInformer(StartRequest request, std::stop_token stop) 
                                                          resource.namespaced);
     }
     auto lister_watcher = factory_(resource, options.namespace_scope);
-    informer = std::make_shared<Informer>(std::move(options), std::move(lister_watcher), clock_, store_clock_,
-                                          relist_limiter_);
+    informer = std::make_shared<Informer>(std::move(options), std::move(lister_watcher), clock_, relist_limiter_);
     informer->start();
   } catch (const std::exception& e) {
     log(LogLevel::Error, "cannot cache " + key + ": " + e.what());

@@ -91,7 +91,7 @@ class InformerManager final : public InformerRegistry {
  public:
   // Everything borrowed must outlive the manager.
   InformerManager(InformerManagerOptions options, Discovery& discovery, ListerWatcherFactory factory,
-                  Clock& clock, cache::Clock& store_clock, RelistLimiter& relist_limiter);
+                  cache::Clock& clock, RelistLimiter& relist_limiter);
   ~InformerManager() override;
   InformerManager(const InformerManager&) = delete;
   InformerManager& operator=(const InformerManager&) = delete;
@@ -145,8 +145,7 @@ class InformerManager final : public InformerRegistry {
   const InformerManagerOptions options_;
   Discovery& discovery_;
   const ListerWatcherFactory factory_;
-  Clock& clock_;
-  cache::Clock& store_clock_;
+  cache::Clock& clock_;
   RelistLimiter& relist_limiter_;
 
   mutable std::mutex mu_;
@@ -156,7 +155,7 @@ class InformerManager final : public InformerRegistry {
   std::vector<ApiResource> discovered_order_;                   // guarded by mu_; preferred versions first
   bool discovered_once_ = false;                                // guarded by mu_
   bool rediscover_ = false;                                     // guarded by mu_
-  Clock::TimePoint last_discovery_{};                           // guarded by mu_
+  cache::Clock::TimePoint last_discovery_{};                           // guarded by mu_
   // key "group/version/resource/namespace" -> the informer ("" namespace: cluster-wide).
   std::map<std::string, std::shared_ptr<Informer>, std::less<>> informers_;  // guarded by mu_
   std::set<std::string, std::less<>> pending_;                               // guarded by mu_
@@ -166,7 +165,7 @@ class InformerManager final : public InformerRegistry {
   // Namespace informer keys the upstream refused: when they may be tried again, and the
   // backoff of the next refusal.
   struct Refusal {
-    Clock::TimePoint retry_at;
+    cache::Clock::TimePoint retry_at;
     std::chrono::milliseconds backoff;
   };
   std::map<std::string, Refusal, std::less<>> refused_;  // guarded by mu_

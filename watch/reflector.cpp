@@ -27,7 +27,7 @@ bool isTooLargeResourceVersion(std::string_view text) {
 }  // namespace
 
 Reflector::Reflector(ReflectorOptions options, ListerWatcher& lister_watcher,
-                     ReflectorStore& store, Clock& clock, RelistLimiter& relist_limiter)
+                     ReflectorStore& store, cache::Clock& clock, RelistLimiter& relist_limiter)
     : options_(std::move(options)),
       lister_watcher_(lister_watcher),
       store_(store),
@@ -141,7 +141,7 @@ void Reflector::noteActivity() {
 bool Reflector::caughtUp() const {
   if (stats_.caught_up.load(std::memory_order_acquire) || quiet_caught_up_.load(std::memory_order_acquire)) return true;
   if (!resuming_.load(std::memory_order_acquire)) return false;
-  const Clock::Duration quiet(clock_.now().time_since_epoch().count() - last_activity_.load(std::memory_order_acquire));
+  const cache::Clock::Duration quiet(clock_.now().time_since_epoch().count() - last_activity_.load(std::memory_order_acquire));
   if (quiet < options_.caught_up_quiet) return false;
   // Latched: readiness does not flap when the next event arrives.
   quiet_caught_up_.store(true, std::memory_order_release);
@@ -251,7 +251,7 @@ bool Reflector::handleEvent(WatchEvent&& event, Stream& stream) {
 }
 
 Reflector::Outcome Reflector::watchEnded(const WatchResult& result, const Stream& stream,
-                                         Clock::TimePoint started, std::stop_token stop) {
+                                         cache::Clock::TimePoint started, std::stop_token stop) {
   if (stop.stop_requested() || result.end == WatchEnd::Stopped) return {Outcome::Then::Stop, false};
   if (stream.ended_by_us) return stream.outcome;
   switch (result.end) {
@@ -337,7 +337,7 @@ void Reflector::markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv)
   log(LogLevel::Info, text);
 }
 
-bool Reflector::sleepBackoff(Clock::Duration delay, std::stop_token stop) {
+bool Reflector::sleepBackoff(cache::Clock::Duration delay, std::stop_token stop) {
   // After an outage the watch resumes from its last RV as soon as the upstream answers
   // again, instead of sleeping out a backoff that grew during the outage (up to a minute).
   // Relists still wait on the RelistLimiter, so only cheap re-watches start together.

@@ -34,8 +34,8 @@
 #include <string_view>
 #include <thread>
 
+#include "cache/clock.h"
 #include "watch/backoff.h"
-#include "watch/clock.h"
 #include "watch/lister_watcher.h"
 #include "watch/reflector_stats.h"
 #include "watch/reflector_store.h"
@@ -86,7 +86,7 @@ struct ReflectorOptions {
 class Reflector {
  public:
   Reflector(ReflectorOptions options, ListerWatcher& lister_watcher, ReflectorStore& store,
-            Clock& clock, RelistLimiter& relist_limiter);
+            cache::Clock& clock, RelistLimiter& relist_limiter);
   ~Reflector();
   Reflector(const Reflector&) = delete;
   Reflector& operator=(const Reflector&) = delete;
@@ -123,8 +123,8 @@ class Reflector {
   struct WatchListAttempt;
   // A full state being received: what has arrived so far, for progress logs.
   struct SyncProgress {
-    Clock::TimePoint started;
-    Clock::TimePoint last_report;
+    cache::Clock::TimePoint started;
+    cache::Clock::TimePoint last_report;
     uint64_t objects = 0;
     uint64_t bytes = 0;
   };
@@ -140,7 +140,7 @@ class Reflector {
   // Applies one decoded event of an established stream; false ends the stream.
   bool handleEvent(WatchEvent&& event, Stream& stream);
   bool handleLine(std::string_view line, Stream& stream);
-  Outcome watchEnded(const WatchResult& result, const Stream& stream, Clock::TimePoint started,
+  Outcome watchEnded(const WatchResult& result, const Stream& stream, cache::Clock::TimePoint started,
                      std::stop_token stop);
   // Maps an upstream failure status (ERROR event or HTTP) to what to do next.
   Outcome failureStatus(int64_t code, std::string_view reason, std::string_view text);
@@ -152,13 +152,13 @@ class Reflector {
   void markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv);
   ListOptions watchOptions();
   // Waits out a backoff; false when stopped.
-  bool sleepBackoff(Clock::Duration delay, std::stop_token stop);
+  bool sleepBackoff(cache::Clock::Duration delay, std::stop_token stop);
   void log(LogLevel level, std::string_view message) const;
 
   ReflectorOptions options_;
   ListerWatcher& lister_watcher_;
   ReflectorStore& store_;
-  Clock& clock_;
+  cache::Clock& clock_;
   RelistLimiter& relist_limiter_;
   Backoff backoff_;
   std::mt19937_64 random_;
@@ -174,7 +174,7 @@ class Reflector {
   // clock ticks of its last line (or of its start).
   std::atomic<bool> resuming_{false};
   mutable std::atomic<bool> quiet_caught_up_{false};
-  std::atomic<Clock::Duration::rep> last_activity_{0};
+  std::atomic<cache::Clock::Duration::rep> last_activity_{0};
   // requestRelist(): the flag, and the stop source of the attempt in progress.
   std::atomic<bool> relist_requested_{false};
   std::mutex attempt_mu_;

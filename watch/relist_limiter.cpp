@@ -4,12 +4,12 @@
 
 namespace watch {
 
-TokenBucketRelistLimiter::TokenBucketRelistLimiter(Clock& clock, double per_second, double burst)
+TokenBucketRelistLimiter::TokenBucketRelistLimiter(cache::Clock& clock, double per_second, double burst)
     : clock_(clock), per_second_(per_second), burst_(std::max(1.0, burst)), tokens_(burst_),
       updated_(clock.now()) {}
 
 bool TokenBucketRelistLimiter::acquire(std::stop_token stop) {
-  Clock::Duration wait{};
+  cache::Clock::Duration wait{};
   {
     std::lock_guard lock(mu_);
     const auto now = clock_.now();
@@ -18,13 +18,13 @@ bool TokenBucketRelistLimiter::acquire(std::stop_token stop) {
     updated_ = now;
     tokens_ -= 1.0;
     if (tokens_ < 0) {
-      wait = std::chrono::duration_cast<Clock::Duration>(
+      wait = std::chrono::duration_cast<cache::Clock::Duration>(
           std::chrono::duration<double>(-tokens_ / per_second_));
     }
   }
   // A reservation abandoned by a stop is not returned: stopping is shutdown, when
   // spreading no longer matters.
-  if (wait > Clock::Duration::zero()) return clock_.sleepFor(wait, stop);
+  if (wait > cache::Clock::Duration::zero()) return clock_.sleepFor(wait, stop);
   return !stop.stop_requested();
 }
 

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <stop_token>
 
-#include "watch/clock.h"
+#include "cache/clock.h"
 
 namespace watch {
 
@@ -33,19 +33,19 @@ class UnlimitedRelistLimiter final : public RelistLimiter {
 // evenly instead of waking together.
 class TokenBucketRelistLimiter final : public RelistLimiter {
  public:
-  TokenBucketRelistLimiter(Clock& clock, double per_second, double burst);
+  TokenBucketRelistLimiter(cache::Clock& clock, double per_second, double burst);
 
   // watch::RelistLimiter
   bool acquire(std::stop_token stop) override;
 
  private:
-  Clock& clock_;
+  cache::Clock& clock_;
   const double per_second_;
   const double burst_;
   std::mutex mu_;
   // Tokens available at `updated_`; negative when slots are already reserved ahead.
   double tokens_;
-  Clock::TimePoint updated_;
+  cache::Clock::TimePoint updated_;
 };
 
 }  // namespace watch

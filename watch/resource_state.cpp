@@ -12,14 +12,16 @@ cache::StateIdentity stateIdentity(const ApiResource& resource, const std::strin
           strip_managed_fields ? "strip-managed-fields" : ""};
 }
 
-ResourceState::ResourceState(std::string dir, cache::StateIdentity identity, std::string name, LogSink log)
+ResourceState::ResourceState(std::string dir, cache::StateIdentity identity, std::string name, LogSink log,
+                             const cache::Clock& clock)
     : path_(dir + "/" + cache::stateFileName(identity)),
       identity_(std::move(identity)),
       name_(std::move(name)),
-      log_(std::move(log)) {}
+      log_(std::move(log)),
+      clock_(clock) {}
 
 uint64_t ResourceState::load(ReflectorStore& store) {
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = clock_.now();
   cache::StateReadResult read = cache::readStateFile(path_, identity_);
   if (read.problem == cache::StateFileProblem::Missing) {
     log(LogLevel::Info, "no saved state in " + path_ + "; listing");
@@ -33,7 +35,7 @@ uint64_t ResourceState::load(ReflectorStore& store) {
   }
   const uint64_t rv = read.state.resource_version;
   const size_t count = read.state.objects.size();
-  const std::chrono::duration<double> read_took = std::chrono::steady_clock::now() - started;
+  const std::chrono::duration<double> read_took = clock_.now() - started;
   if (rv == 0) {
     stats_.load_failures_total.fetch_add(1, std::memory_order_relaxed);
     log(LogLevel::Warning, "saved state " + path_ + " has no resourceVersion; listing");
@@ -46,7 +48,7 @@ uint64_t ResourceState::load(ReflectorStore& store) {
     return 0;
   }
   stats_.loads_total.fetch_add(1, std::memory_order_relaxed);
-  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  const std::chrono::duration<double> took = clock_.now() - started;
   char text[200];
   std::snprintf(text, sizeof text, "loaded %zu saved objects at resourceVersion %llu in %.2f s (%.2f s reading and verifying)",
                 count, static_cast<unsigned long long>(rv), took.count(), read_took.count());
@@ -75,7 +77,7 @@ bool ResourceState::save(const cache::ThreadSafeStore& store) {
   stats_.saves_total.fetch_add(1, std::memory_order_relaxed);
   stats_.last_save_bytes.store(*written, std::memory_order_relaxed);
   stats_.last_save_unix_seconds.store(
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count(),
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.wallNow().time_since_epoch()).count(),
       std::memory_order_relaxed);
   log(LogLevel::Debug, "saved " + std::to_string(snapshot->size()) + " objects at resourceVersion " +
                            std::to_string(snapshot->resourceVersion()) + " to " + path_);

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+#include "cache/clock.h"
 #include "cache/state_file.h"
 #include "cache/thread_safe_store.h"
 #include "watch/api_resource.h"
@@ -36,8 +37,9 @@ cache::StateIdentity stateIdentity(const ApiResource& resource, const std::strin
 
 class ResourceState {
  public:
-  // `name` names the resource in log lines.
-  ResourceState(std::string dir, cache::StateIdentity identity, std::string name, LogSink log);
+  // `name` names the resource in log lines. `clock` is borrowed and must outlive this.
+  ResourceState(std::string dir, cache::StateIdentity identity, std::string name, LogSink log,
+                const cache::Clock& clock);
 
   // Loads the saved state into `store`; returns its RV, or 0 when there is none to use.
   uint64_t load(ReflectorStore& store);
@@ -54,6 +56,7 @@ class ResourceState {
   const cache::StateIdentity identity_;
   const std::string name_;
   const LogSink log_;
+  const cache::Clock& clock_;
   std::mutex save_mu_;
   ResourceStateStats stats_;
 };

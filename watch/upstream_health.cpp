@@ -4,7 +4,8 @@
 
 namespace watch {
 
-UpstreamHealth::UpstreamHealth(UpstreamHealthOptions options) : options_(options) {}
+UpstreamHealth::UpstreamHealth(cache::Clock& clock, UpstreamHealthOptions options)
+    : clock_(clock), options_(options) {}
 
 UpstreamHealth::~UpstreamHealth() { stop(); }
 
@@ -38,7 +39,7 @@ void UpstreamHealth::failed(std::string_view detail) {
   streak_.store(streak, std::memory_order_relaxed);
   if (streak >= options_.failure_threshold && up_.exchange(false, std::memory_order_acq_rel)) {
     outages_.fetch_add(1, std::memory_order_relaxed);
-    down_since_ = std::chrono::steady_clock::now();
+    down_since_ = clock_.now();
     changed_.notify_all();  // the prober starts probing
   }
 }
@@ -51,13 +52,12 @@ std::string UpstreamHealth::lastError() const {
 double UpstreamHealth::downSeconds() const {
   std::lock_guard lock(mu_);
   if (up()) return 0;
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - down_since_).count();
+  return std::chrono::duration<double>(clock_.now() - down_since_).count();
 }
 
-bool UpstreamHealth::waitUntilUp(std::chrono::steady_clock::duration timeout, std::stop_token stop) {
+bool UpstreamHealth::waitUntilUp(cache::Clock::Duration timeout, std::stop_token stop) {
   std::unique_lock lock(mu_);
-  changed_.wait_for(lock, stop, timeout, [this] { return up(); });
-  return up();
+  return clock_.waitFor(lock, changed_, timeout, stop, [this] { return up(); });
 }
 
 void UpstreamHealth::proberLoop(std::stop_token stop, Probe probe) {
@@ -72,7 +72,7 @@ void UpstreamHealth::proberLoop(std::stop_token stop, Probe probe) {
       continue;
     }
     std::unique_lock lock(mu_);
-    changed_.wait_for(lock, stop, options_.probe_interval, [this] { return up(); });
+    clock_.waitFor(lock, changed_, options_.probe_interval, stop, [this] { return up(); });
   }
 }
 

@@ -28,6 +28,8 @@
 #include <string_view>
 #include <thread>
 
+#include "cache/clock.h"
+
 namespace watch {
 
 struct UpstreamHealthOptions {
@@ -42,7 +44,8 @@ class UpstreamHealth {
   // One request to the upstream; true when it answered (any HTTP status).
   using Probe = std::function<bool()>;
 
-  explicit UpstreamHealth(UpstreamHealthOptions options = {});
+  // `clock` is borrowed and must outlive this; it times the probes, the waits and the outage.
+  explicit UpstreamHealth(cache::Clock& clock, UpstreamHealthOptions options = {});
   ~UpstreamHealth();
   UpstreamHealth(const UpstreamHealth&) = delete;
   UpstreamHealth& operator=(const UpstreamHealth&) = delete;
@@ -70,11 +73,12 @@ class UpstreamHealth {
 
   // Waits until the upstream is up, `timeout` passed or `stop` was requested. Returns
   // true when up.
-  bool waitUntilUp(std::chrono::steady_clock::duration timeout, std::stop_token stop);
+  bool waitUntilUp(cache::Clock::Duration timeout, std::stop_token stop);
 
  private:
   void proberLoop(std::stop_token stop, Probe probe);
 
+  cache::Clock& clock_;
   const UpstreamHealthOptions options_;
   std::atomic<bool> up_{true};
   std::atomic<uint64_t> outages_{0};
@@ -83,7 +87,7 @@ class UpstreamHealth {
   std::condition_variable_any changed_;
   std::atomic<int> streak_{0};  // consecutive failures; written under mu_
   std::string last_error_;                           // guarded by mu_
-  std::chrono::steady_clock::time_point down_since_;  // guarded by mu_
+  cache::Clock::TimePoint down_since_;  // guarded by mu_
   std::jthread prober_;
 };
 

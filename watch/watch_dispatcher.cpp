@@ -46,7 +46,8 @@ class EventFrames {
 
 }  // namespace
 
-WatchDispatcher::WatchDispatcher(const cache::ThreadSafeStore& store) : store_(store) {
+WatchDispatcher::WatchDispatcher(const cache::ThreadSafeStore& store, const cache::Clock& clock)
+    : store_(store), clock_(clock) {
   last_rv_.store(store.currentRV(), std::memory_order_release);
 }
 
@@ -125,7 +126,7 @@ WatchDispatcher::ResumeStart WatchDispatcher::registerAfter(std::shared_ptr<Cach
 
 void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) {
   if (events.empty()) return;
-  last_update_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+  last_update_.store(clock_.now().time_since_epoch().count(), std::memory_order_relaxed);
   std::vector<std::shared_ptr<CacheWatcher>> wake;
   std::vector<std::shared_ptr<CacheWatcher>> slow;
   {
@@ -199,7 +200,7 @@ bool WatchDispatcher::skipThrough(CacheWatcher& watcher, uint64_t last_rv, uint6
 }
 
 void WatchDispatcher::onBookmark(uint64_t rv) {
-  last_update_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+  last_update_.store(clock_.now().time_since_epoch().count(), std::memory_order_relaxed);
   std::vector<std::shared_ptr<CacheWatcher>> wake;
   {
     std::lock_guard lock(mu_);

@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cache/clock.h"
 #include "cache/event_history.h"
 #include "cache/snapshot.h"
 #include "cache/thread_safe_store.h"
@@ -45,7 +46,8 @@ struct WatchDispatcherStats {
 
 class WatchDispatcher {
  public:
-  explicit WatchDispatcher(const cache::ThreadSafeStore& store);
+  // `store` and `clock` are borrowed and must outlive the dispatcher.
+  WatchDispatcher(const cache::ThreadSafeStore& store, const cache::Clock& clock);
   ~WatchDispatcher();
   WatchDispatcher(const WatchDispatcher&) = delete;
   WatchDispatcher& operator=(const WatchDispatcher&) = delete;
@@ -101,9 +103,8 @@ class WatchDispatcher {
   uint64_t lastRV() const { return last_rv_.load(std::memory_order_acquire); }
   // When the upstream last told this resource anything (an event, a bookmark, a relist):
   // the cache was current then, up to the network's delay.
-  std::chrono::steady_clock::time_point lastUpdate() const {
-    return std::chrono::steady_clock::time_point(
-        std::chrono::steady_clock::duration(last_update_.load(std::memory_order_relaxed)));
+  cache::Clock::TimePoint lastUpdate() const {
+    return cache::Clock::TimePoint(cache::Clock::Duration(last_update_.load(std::memory_order_relaxed)));
   }
   const cache::ThreadSafeStore& store() const { return store_; }
   const WatchDispatcherStats& stats() const { return stats_; }
@@ -117,9 +118,10 @@ class WatchDispatcher {
   Bucket* bucketLocked(const IndexKey& key, bool create);
 
   const cache::ThreadSafeStore& store_;
+  const cache::Clock& clock_;
   WatchDispatcherStats stats_;
   std::atomic<uint64_t> last_rv_{0};
-  std::atomic<std::chrono::steady_clock::rep> last_update_{0};
+  std::atomic<cache::Clock::Duration::rep> last_update_{0};  // clock_.now().time_since_epoch() ticks
 
   mutable std::mutex mu_;
   std::unordered_map<CacheWatcher*, std::shared_ptr<CacheWatcher>> owners_;  // guarded by mu_

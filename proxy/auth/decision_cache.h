@@ -79,7 +79,7 @@ class DecisionCache {
   struct Entry {
     std::string key;
     Value value;
-    cache::Clock::time_point expires;
+    cache::Clock::TimePoint expires;
   };
   static size_t entryBytes(const std::string& key) { return 2 * key.size() + sizeof(Entry) + 64; }
 

@@ -47,7 +47,7 @@ class FailureLimiter {
  private:
   struct Bucket {
     double tokens;
-    cache::Clock::time_point at;
+    cache::Clock::TimePoint at;
   };
   void refill(Bucket& b) const {
     const auto now = clock_.now();

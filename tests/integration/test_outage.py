@@ -15,7 +15,6 @@ import json
 import re
 import sys
 import threading
-import time
 import unittest
 
 import clients
@@ -81,12 +80,6 @@ class WatchReader:
         self.conn.close()
 
 
-def timed(fn):
-    start = time.monotonic()
-    result = fn()
-    return result, time.monotonic() - start
-
-
 class OutageTest(unittest.TestCase):
     def setUp(self):
         self.processes = harness.Processes()
@@ -139,7 +132,6 @@ class OutageTest(unittest.TestCase):
 
         status, body = clients.request(self.base + "/control/refuse?seconds=%d" % OUTAGE_SECONDS, "POST")
         self.assertEqual(status, 200, body)
-        outage_start = time.monotonic()
 
         # The breaker opens on the reflectors' failed reconnects.
         harness.wait_for(lambda: "[-]upstream failed" in self.readyz()[1], timeout=10, message="/readyz upstream failed")
@@ -152,7 +144,7 @@ class OutageTest(unittest.TestCase):
         # Cached reads keep answering from the cache (R3).
         for path in ("/api/v1/pods?resourceVersion=0", "/apis/apps/v1/deployments?resourceVersion=0",
                      "/api/v1/configmaps?resourceVersion=%d" % before_rvs["configmaps"]):
-            (status, headers, body), took = timed(lambda: self.get(path))
+            status, headers, body = self.get(path)
             self.assertEqual(status, 200, (path, body))
             self.assertTrue(headers.get("X-Kube-Cache-Proxy", "").startswith("cache"), (path, headers))
         # A watch from RV=0 is served from the cache too (W4).
@@ -163,26 +155,26 @@ class OutageTest(unittest.TestCase):
         self.assertEqual(json.loads(r.readline())["type"], "ADDED")
         w.close()
 
-        # Consistent reads and writes fail fast with a 503 Status (docs/routing.md).
+        # Consistent reads and writes fail fast with a 503 Status (docs/routing.md): the open
+        # breaker answers them, counted, instead of each waiting for its own connect timeout.
         for method, path, body in (("GET", "/api/v1/pods", None),
                                    ("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "x"}})):
-            (status, headers, answer), took = timed(lambda: self.get(path, method, body))
-            print("\n  %s %s during the outage: %d in %.1f ms" % (method, path, status, took * 1000), file=sys.stderr)
+            failed_fast = metrics(px).get(("kube_cache_proxy_upstream_failed_fast_total", None), 0)
+            status, headers, answer = self.get(path, method, body)
             self.assertEqual(status, 503, (method, path, answer))
-            self.assertLess(took, 1.0, (method, path))
+            self.assertEqual(metrics(px)[("kube_cache_proxy_upstream_failed_fast_total", None)], failed_fast + 1,
+                             (method, path))
             st = json.loads(answer)
             self.assertEqual((st["kind"], st["reason"], st["code"]), ("Status", "ServiceUnavailable", 503))
             self.assertIn("unreachable", st["message"])
             self.assertEqual(headers.get("Retry-After"), "1")
-        self.assertGreater(metrics(px)[("kube_cache_proxy_upstream_failed_fast_total", None)], 0)
-        self.assertLess(time.monotonic() - outage_start, OUTAGE_SECONDS - 5, "the checks took too long")
+        # Every check above ran during the outage.
+        self.assertEqual(metrics(px)[("kube_cache_proxy_upstream_up", None)], 0)
+        self.assertEqual(metrics(px)[("kube_cache_proxy_upstream_outages_total", None)], 1)
 
         # Recovery: the breaker closes within a probe interval or so of the upstream's return.
         harness.wait_for(lambda: self.readyz()[0] == 200, timeout=OUTAGE_SECONDS + 15, interval=0.1,
                          message="/readyz 200 after the outage")
-        recovered_after = time.monotonic() - outage_start
-        print("  /readyz ready again %.2f s after a %d s outage began" % (recovered_after, OUTAGE_SECONDS), file=sys.stderr)
-        self.assertLess(recovered_after, OUTAGE_SECONDS + 10)
         self.assertEqual(metrics(px)[("kube_cache_proxy_upstream_outages_total", None)], 1)
 
         # Every reflector resumes: the churned ones from their last RV, without a relist;

@@ -41,7 +41,6 @@
 #include "cache/thread_safe_store.h"
 #include "proxy/upstream/http_lister_watcher.h"
 #include "proxy/upstream_options.h"
-#include "watch/clock.h"
 #include "watch/reflector.h"
 #include "watch/relist_limiter.h"
 #include "watch/store_adapter.h"
@@ -243,7 +242,7 @@ int main(int argc, char** argv) {
   watch::StoreAdapter adapter(store, parser);
 
   proxy::upstream::HttpListerWatcher lister_watcher(parseUpstream(args.upstream), args.path);
-  watch::RealClock clock;
+  cache::RealClock& clock = cache::RealClock::instance();
   watch::UnlimitedRelistLimiter relist_limiter;
 
   std::mutex out_mu;

@@ -8,7 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "cache/thread_safe_store.h"
-#include "tests/unit/cache/fake_clock.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/unit/cache/test_objects.h"
 
 namespace cache {

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/cache/doctest_string_view.h"
-#include "tests/unit/cache/fake_clock.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/unit/cache/test_objects.h"
 
 namespace cache {

@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/cache/doctest_string_view.h"
-#include "tests/unit/cache/fake_clock.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/unit/cache/test_objects.h"
 
 namespace cache {
@@ -237,20 +237,18 @@ TEST_CASE("Paginating a snapshot stays consistent while writes continue (P1, P4)
   CHECK(store.stats().historical_snapshots_built_total == 1);
 }
 
-TEST_CASE("Waiting for an RV wakes on the writer and gives up at the clock's deadline (R7)") {
+TEST_CASE("The RV readers wait on moves with replace, events and bookmarks, never backwards (R7)") {
   FakeClock clock;
   ThreadSafeStore store(podStoreOptions(), clock);
+  CHECK(store.currentRV() == 0);
   REQUIRE(store.replace({}, 10).has_value());
-  CHECK(store.waitUntilRV(10, clock.now()));
-  CHECK_FALSE(store.waitUntilRV(11, clock.now()));
-
-  std::jthread writer([&] { (void)store.bookmark(15); });
-  CHECK(store.waitUntilRV(15, clock.now() + std::chrono::hours(1)));
-  writer.join();
-
-  const auto deadline = clock.now() + std::chrono::seconds(3);
-  std::jthread stepper([&] { clock.advance(std::chrono::seconds(4)); });
-  CHECK_FALSE(store.waitUntilRV(16, deadline));
+  CHECK(store.currentRV() == 10);
+  REQUIRE(store.apply(EventType::Added, makePod("ns", "a", 12)).has_value());
+  CHECK(store.currentRV() == 12);
+  REQUIRE(store.bookmark(15).has_value());
+  CHECK(store.currentRV() == 15);
+  CHECK_FALSE(store.bookmark(14).has_value());
+  CHECK(store.currentRV() == 15);
 }
 
 TEST_CASE("Once history wrapped, watches and Exact reads before its window are Expired (W5, R8)") {

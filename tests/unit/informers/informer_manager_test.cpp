@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cache/clock.h"
-#include "fake_clock.h"
+#include "tests/fakes/fake_clock.h"
 #include "fake_discovery.h"
 #include "fake_lister_watcher.h"
 #include "upstream_json.h"
@@ -26,7 +26,8 @@ using watch::InformerManagerOptions;
 using watch::testing::apiResource;
 using watch::testing::bookmark;
 using watch::testing::event;
-using watch::testing::FakeClock;
+using cache::testing::eventually;
+using cache::testing::FakeClock;
 using watch::testing::FakeDiscovery;
 using watch::testing::FakeListerWatcher;
 using watch::testing::pod;
@@ -34,15 +35,6 @@ using watch::testing::ScriptedWatch;
 
 namespace {
 
-// Waits for `done` with a deadline; never a fixed sleep.
-bool eventually(const std::function<bool()>& done, std::chrono::milliseconds timeout = 5s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 std::string collectionKey(const ApiResource& resource, const std::string& namespace_name) {
   return resource.displayName() + "/" + namespace_name;
@@ -101,8 +93,7 @@ struct Fixture {
     options.reflector.backoff.initial = 1ms;
   }
   InformerManager& start() {
-    manager = std::make_unique<InformerManager>(options, discovery, upstream.factory(), clock,
-                                                cache::RealClock::instance(), limiter);
+    manager = std::make_unique<InformerManager>(options, discovery, upstream.factory(), clock, limiter);
     manager->start();
     return *manager;
   }

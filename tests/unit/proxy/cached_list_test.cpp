@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "tests/unit/cache/fake_clock.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/unit/cache/test_objects.h"
 
 using namespace proxy;

@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "../cache/fake_clock.h"
+#include "tests/fakes/fake_clock.h"
 
 using namespace proxy;
 using namespace proxy::auth;

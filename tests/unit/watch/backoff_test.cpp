@@ -1,10 +1,11 @@
 #include <doctest/doctest.h>
 
-#include "fake_clock.h"
+#include "tests/fakes/fake_clock.h"
 #include "watch/backoff.h"
 
 using namespace watch;
-using namespace watch::testing;
+using cache::Clock;
+using cache::testing::FakeClock;
 using std::chrono::milliseconds;
 
 namespace {

@@ -10,6 +10,7 @@
 #include "cache/object_meta_parser.h"
 #include "cache/thread_safe_store.h"
 #include "fake_lister_watcher.h"
+#include "tests/fakes/fake_clock.h"
 #include "watch/drift_check.h"
 #include "watch/resource_state.h"
 #include "watch/store_adapter.h"
@@ -100,16 +101,20 @@ TEST_CASE("Drift check reports 410 and outages as unavailable, not as drift") {
 
 TEST_CASE("ResourceState saves a synced store and loads it into another; a corrupt file is refused and counted") {
   TempDir dir;
+  cache::testing::FakeClock clock;
   const cache::StateIdentity identity{"", "v1", "pods", ""};
   PodCache source;
   REQUIRE(source.adapter.replace({podJson("a", 5), podJson("b", 7)}, 12).ok());
-  ResourceState state(dir.path, identity, "pods", nullptr);
-  CHECK_FALSE(ResourceState(dir.path, identity, "pods", nullptr).save(PodCache{}.store));  // not synced: nothing
+  ResourceState state(dir.path, identity, "pods", nullptr, clock);
+  CHECK_FALSE(ResourceState(dir.path, identity, "pods", nullptr, clock).save(PodCache{}.store));  // not synced: nothing
   REQUIRE(state.save(source.store));
   CHECK(state.stats().saves_total == 1);
+  // Reported in wall time, which the clock gives.
+  CHECK(state.stats().last_save_unix_seconds ==
+        std::chrono::duration_cast<std::chrono::seconds>(clock.wallNow().time_since_epoch()).count());
 
   PodCache target;
-  ResourceState loader(dir.path, identity, "pods", nullptr);
+  ResourceState loader(dir.path, identity, "pods", nullptr, clock);
   CHECK(loader.load(target.adapter) == 12);
   CHECK(target.store.currentRV() == 12);
   REQUIRE(target.store.get("ns/b"));
@@ -118,7 +123,7 @@ TEST_CASE("ResourceState saves a synced store and loads it into another; a corru
 
   // Another resource's file name, same directory: nothing there.
   PodCache other;
-  CHECK(ResourceState(dir.path, {"", "v1", "configmaps", ""}, "configmaps", nullptr).load(other.adapter) == 0);
+  CHECK(ResourceState(dir.path, {"", "v1", "configmaps", ""}, "configmaps", nullptr, clock).load(other.adapter) == 0);
 
   {
     std::fstream f(state.path(), std::ios::in | std::ios::out | std::ios::binary);
@@ -126,7 +131,7 @@ TEST_CASE("ResourceState saves a synced store and loads it into another; a corru
     f.put('\x7f');
   }
   PodCache refused;
-  ResourceState corrupt(dir.path, identity, "pods", nullptr);
+  ResourceState corrupt(dir.path, identity, "pods", nullptr, clock);
   CHECK(corrupt.load(refused.adapter) == 0);
   CHECK(corrupt.stats().load_failures_total == 1);
   CHECK_FALSE(refused.store.hasSynced());

@@ -2,10 +2,15 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/fakes/fake_clock.h"
+
 namespace watch {
 
+using cache::testing::FakeClock;
+
 TEST_CASE("A state proof holds only while the store is still at the proven state") {
-  FreshnessProofs proofs;
+  FakeClock clock;
+  FreshnessProofs proofs(clock);
   CHECK(proofs.provenAt("default", 40) == 0);
   proofs.record("default", Freshness{900, 40});
   CHECK(proofs.provenAt("default", 40) == 900);
@@ -22,40 +27,57 @@ TEST_CASE("A state proof holds only while the store is still at the proven state
 }
 
 TEST_CASE("A store that has not moved for the quiet period is idle") {
-  FreshnessProofs proofs;
+  FakeClock clock;
+  FreshnessProofs proofs(clock);
   CHECK(proofs.quietFor(10, std::chrono::hours(1)));  // first look: nothing says it is busy
   CHECK(proofs.quietFor(10, std::chrono::hours(1)));
   CHECK_FALSE(proofs.quietFor(11, std::chrono::hours(1)));  // it just moved
-  CHECK(proofs.quietFor(11, std::chrono::seconds(0)));
+  clock.advance(std::chrono::minutes(59));
+  CHECK_FALSE(proofs.quietFor(11, std::chrono::hours(1)));
+  clock.advance(std::chrono::minutes(1));
+  CHECK(proofs.quietFor(11, std::chrono::hours(1)));
+}
+
+TEST_CASE("A probe that found the cache current is dated by the clock") {
+  FakeClock clock;
+  FreshnessProofs proofs(clock);
+  CHECK(proofs.lastProven() == cache::Clock::TimePoint{});
+  proofs.noteProven();
+  CHECK(proofs.lastProven() == clock.now());
+  clock.advance(std::chrono::seconds(5));
+  CHECK(clock.now() - proofs.lastProven() == std::chrono::seconds(5));
 }
 
 TEST_CASE("Consistent reads share a probe only if it left after they arrived") {
-  ProbeFlights flights;
-  const auto t0 = ProbeFlights::Clock::now();
+  FakeClock clock;
+  ProbeFlights flights(clock);
+  const auto t0 = clock.now();
   auto first = flights.join("ns", t0);
   REQUIRE(first.flight);
   CHECK(first.leader);
   // Before it leaves anyone may board.
-  auto early = flights.join("ns", ProbeFlights::Clock::now());
+  clock.advance(std::chrono::milliseconds(1));
+  auto early = flights.join("ns", clock.now());
   CHECK(early.flight == first.flight);
   CHECK_FALSE(early.leader);
   flights.issue("ns", first.flight);
-  CHECK(flights.lastIssued("ns").has_value());
+  CHECK(flights.lastIssued("ns") == clock.now());
   // A consistent read arriving after it left must wait for the next one...
-  auto late = flights.join("ns", ProbeFlights::Clock::now() + std::chrono::milliseconds(1));
+  clock.advance(std::chrono::milliseconds(1));
+  auto late = flights.join("ns", clock.now());
   CHECK_FALSE(late.flight);
   CHECK(flights.current("ns") == first.flight);
   // ...while a read at RV=N may use it.
   auto any = flights.join("ns", std::nullopt);
   CHECK(any.flight == first.flight);
   // Another scope flies on its own.
-  CHECK(flights.join("other", ProbeFlights::Clock::now()).leader);
+  CHECK(flights.join("other", clock.now()).leader);
   flights.land("ns", first.flight, Freshness{900, 40});
   CHECK(first.flight->landed());
   REQUIRE(first.flight->result());
   CHECK(first.flight->result()->revision == 900);
   // Landed: the next read leads a new probe.
-  auto next = flights.join("ns", ProbeFlights::Clock::now());
+  auto next = flights.join("ns", clock.now());
   CHECK(next.leader);
   CHECK(next.flight != first.flight);
 }
@@ -65,7 +87,8 @@ TEST_CASE("Consistent reads share a probe only if it left after they arrived") {
 namespace watch {
 
 TEST_CASE("Proofs of client-named namespaces stay bounded") {
-  FreshnessProofs proofs;
+  FakeClock clock;
+  FreshnessProofs proofs(clock);
   for (int i = 0; i < 3 * static_cast<int>(kMaxScopes); ++i) {
     proofs.record("ns-" + std::to_string(i), Freshness{100, 10});
   }

@@ -1,10 +1,11 @@
 #include <doctest/doctest.h>
 
-#include "fake_clock.h"
+#include "tests/fakes/fake_clock.h"
 #include "watch/relist_limiter.h"
 
 using namespace watch;
-using namespace watch::testing;
+using cache::Clock;
+using cache::testing::FakeClock;
 
 TEST_CASE("Token bucket lets a burst through and spreads the rest one slot apart") {
   FakeClock clock;
@@ -24,10 +25,14 @@ TEST_CASE("Token bucket waiters reserve increasing slots instead of waking toget
   struct FrozenClock final : Clock {
     explicit FrozenClock(FakeClock& c) : inner(c) {}
     TimePoint now() const override { return inner.now(); }
-    std::chrono::system_clock::time_point wallNow() const override { return inner.wallNow(); }
+    WallTime wallNow() const override { return inner.wallNow(); }
     bool sleepFor(Duration d, std::stop_token) override {
       waits.push_back(d);
       return true;
+    }
+    bool waitFor(std::unique_lock<std::mutex>&, std::condition_variable_any&, Duration, std::stop_token,
+                 const std::function<bool()>& ready) override {
+      return ready();
     }
     FakeClock& inner;
     std::vector<Duration> waits;

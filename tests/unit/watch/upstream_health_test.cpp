@@ -1,15 +1,22 @@
-// The upstream breaker (watch/upstream_health.h).
+// The upstream breaker (watch/upstream_health.h), on a stepped clock.
 #include "watch/upstream_health.h"
 
 #include <atomic>
+#include <optional>
+#include <thread>
 
 #include <doctest/doctest.h>
 
+#include "tests/fakes/fake_clock.h"
+
 using namespace watch;
 using namespace std::chrono_literals;
+using cache::testing::eventually;
+using cache::testing::FakeClock;
 
 TEST_CASE("the breaker opens after consecutive failures and closes on the first answer") {
-  UpstreamHealth health(UpstreamHealthOptions{3, 10ms});
+  FakeClock clock;
+  UpstreamHealth health(clock, UpstreamHealthOptions{3, 10ms});
   CHECK(health.up());
   health.failed("refused");
   health.failed("refused");
@@ -22,6 +29,8 @@ TEST_CASE("the breaker opens after consecutive failures and closes on the first 
   CHECK(health.outages() == 1);
   CHECK(health.failures() == 5);
   CHECK(health.lastError() == "connection reset");
+  clock.advance(3s);
+  CHECK(health.downSeconds() == 3);
   health.failed("refused");
   CHECK(health.outages() == 1);  // one outage, however many failures
   health.answered();
@@ -29,8 +38,9 @@ TEST_CASE("the breaker opens after consecutive failures and closes on the first 
   CHECK(health.downSeconds() == 0);
 }
 
-TEST_CASE("the prober closes the breaker once the upstream answers, and wakes waiters") {
-  UpstreamHealth health(UpstreamHealthOptions{1, 5ms});
+TEST_CASE("the prober probes once per interval on the clock, closes the breaker once the upstream answers, and wakes waiters") {
+  FakeClock clock;
+  UpstreamHealth health(clock, UpstreamHealthOptions{1, 5s});
   std::atomic<int> probes{0};
   std::atomic<bool> back{false};
   health.startProber([&] {
@@ -39,16 +49,41 @@ TEST_CASE("the prober closes the breaker once the upstream answers, and wakes wa
   });
   health.failed("refused");
   CHECK_FALSE(health.up());
-  std::stop_source stop;
-  CHECK_FALSE(health.waitUntilUp(30ms, stop.get_token()));
-  CHECK(probes.load() >= 1);
+  // The first probe leaves at once; the next waits for the interval to pass on the clock.
+  REQUIRE(eventually([&] { return clock.waits().size() == 1; }));
+  CHECK(probes.load() == 1);
+  CHECK(clock.waits()[0] == 5s);
+  CHECK_FALSE(health.up());
+
   back = true;
-  CHECK(health.waitUntilUp(10s, stop.get_token()));
+  std::optional<bool> woke;
+  std::jthread waiter([&](std::stop_token stop) { woke = health.waitUntilUp(1h, stop); });
+  REQUIRE(eventually([&] { return clock.waits().size() == 2; }));  // the waiter is waiting
+  clock.advance(5s);  // the prober's interval passes: it probes and the upstream answers
+  waiter.join();
+  CHECK(woke == true);
+  CHECK(probes.load() == 2);
+  CHECK(health.up());
   health.stop();
 }
 
+TEST_CASE("waiting gives up when its timeout passes on the clock") {
+  FakeClock clock;
+  UpstreamHealth health(clock, UpstreamHealthOptions{1, 5s});
+  health.failed("refused");
+  std::optional<bool> woke;
+  std::jthread waiter([&](std::stop_token stop) { woke = health.waitUntilUp(30s, stop); });
+  REQUIRE(eventually([&] { return clock.waits().size() == 1; }));
+  clock.advance(29s);
+  CHECK_FALSE(woke.has_value());
+  clock.advance(1s);
+  waiter.join();
+  CHECK(woke == false);
+}
+
 TEST_CASE("waiting ends on a stop request") {
-  UpstreamHealth health(UpstreamHealthOptions{1, 5ms});
+  FakeClock clock;
+  UpstreamHealth health(clock, UpstreamHealthOptions{1, 5ms});
   health.failed("refused");
   std::stop_source stop;
   stop.request_stop();

@@ -182,6 +182,17 @@ TEST_CASE("Upstream bookmarks are forwarded only to watchers that asked, never a
   CHECK(f.dispatcher.lastRV() == 40);
 }
 
+TEST_CASE("The dispatcher dates the upstream's last word (event or bookmark) by the injected clock") {
+  PodFanout f;
+  sync(f, {}, 10);
+  const auto synced = f.clock.now();
+  CHECK(f.dispatcher.lastUpdate() == synced);
+  f.clock.advance(std::chrono::seconds(30));
+  CHECK(f.dispatcher.lastUpdate() == synced);  // nothing heard: the age grows
+  REQUIRE(f.adapter.bookmark(20).ok());
+  CHECK(f.dispatcher.lastUpdate() == synced + std::chrono::seconds(30));
+}
+
 TEST_CASE("Registration meets history and the live stream without a gap or a duplicate under a concurrent writer (W4, W11)") {
   PodFanout f;
   sync(f, {}, 1);

@@ -11,6 +11,7 @@
 #include "watch/cache_watcher.h"
 #include "watch/store_adapter.h"
 #include "watch/watch_dispatcher.h"
+#include "tests/fakes/fake_clock.h"
 
 namespace watch::testing {
 
@@ -37,9 +38,10 @@ inline cache::StoreOptions podStoreOptions() {
 }
 
 struct PodFanout {
-  cache::ThreadSafeStore store{podStoreOptions(), cache::RealClock::instance()};
+  cache::testing::FakeClock clock;
+  cache::ThreadSafeStore store{podStoreOptions(), clock};
   cache::ObjectMetaParser parser{podParserOptions()};
-  WatchDispatcher dispatcher{store};
+  WatchDispatcher dispatcher{store, clock};
   StoreAdapter adapter{store, parser, &dispatcher};
 };
 
