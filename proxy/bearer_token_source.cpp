@@ -29,7 +29,13 @@ std::string BearerTokenSource::token() {
     return file_token_;
   }
   std::string token = content.str();
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  const auto first = token.find_first_not_of(" \t\r\n");
+  token = first == std::string::npos ? "" : token.substr(first, token.find_last_not_of(" \t\r\n") - first + 1);
+  if (token.empty() && !file_token_.empty()) {
+    // Caught mid-rotation (the file truncated before it is written): keep the previous
+    // token, and read the file again next time.
+    return file_token_;
+  }
   file_token_ = std::move(token);
   inode_ = st.st_ino;
   size_ = st.st_size;

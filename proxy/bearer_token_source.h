@@ -1,5 +1,6 @@
 #pragma once
-// The bearer token the proxy presents upstream. A token file wins over a static
+// The bearer token the proxy presents upstream, for every upstream client (the
+// pass-through's pool and the reflectors' connector). A token file wins over a static
 // token and is re-read whenever its inode, size or mtime changes, because
 // projected service-account tokens are rotated on disk by the kubelet (an atomic
 // symlink swap, which changes the inode). Thread-safe.
@@ -20,8 +21,9 @@ class BearerTokenSource {
   BearerTokenSource& operator=(const BearerTokenSource&) = delete;
 
   // The current token, "" when none is configured. When the file cannot be
-  // read, the last good token stays in use (a rotation in progress must not
-  // turn into anonymous requests).
+  // read, or is empty, the last good token stays in use (a rotation in progress must
+  // not turn into anonymous requests). Leading and trailing white space is not part
+  // of the token.
   std::string token();
 
  private:

@@ -11,6 +11,7 @@
 #include "cache/clock.h"
 #include "proxy/io_internal.h"
 #include "proxy/proxy_metrics.h"
+#include "proxy/upstream/upstream_tls.h"
 
 namespace proxy::io {
 namespace {
@@ -23,34 +24,9 @@ const cache::Clock& poolClock() { return cache::RealClock::instance(); }
 using asio::redirect_error;
 using asio::use_awaitable;
 
-bool isIpLiteral(const std::string& host) {
-  error_code ec;
-  asio::ip::make_address(host, ec);
-  return !ec;
-}
-
 std::unique_ptr<asio::ssl::context> makeTlsContext(const UpstreamOptions& options) {
   auto tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-  // The apiserver requires TLS 1.2+; refusing older versions costs nothing.
-  tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                   asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
-  if (options.insecure_skip_tls_verify) {
-    tls->set_verify_mode(asio::ssl::verify_none);
-  } else {
-    tls->set_verify_mode(asio::ssl::verify_peer);
-    if (options.ca_pem.empty()) {
-      tls->set_default_verify_paths();
-    } else {
-      tls->add_certificate_authority(asio::buffer(options.ca_pem));
-    }
-  }
-  if (!options.client_cert_pem.empty()) {
-    tls->use_certificate_chain(asio::buffer(options.client_cert_pem));
-    tls->use_private_key(asio::buffer(options.client_key_pem), asio::ssl::context::pem);
-  }
-  // Offer only HTTP/1.1 so a Go apiserver never selects h2 on this connection.
-  static const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-  SSL_CTX_set_alpn_protos(tls->native_handle(), kAlpn, sizeof(kAlpn));
+  upstream::configureUpstreamTls(tls->native_handle(), options);
   return tls;
 }
 
@@ -152,18 +128,10 @@ asio::awaitable<UpstreamConnectionPtr> UpstreamPool::connect() {
   auto conn = std::make_shared<UpstreamConnection>(std::move(tcp), *upstream_.tls());
   TlsStream& tls = std::get<1>(conn->stream);
   SSL* ssl = tls.native_handle();
-  const std::string name = opts.tls_server_name.empty() ? opts.host : opts.tls_server_name;
-  const bool ip = isIpLiteral(name);
-  if (!ip) SSL_set_tlsext_host_name(ssl, name.c_str());
-  if (!opts.insecure_skip_tls_verify) {
-    // Let OpenSSL check the name during the handshake, so a mismatch is reported
-    // as a verification error with its own text.
-    if (ip) {
-      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name.c_str());
-    } else {
-      SSL_set1_host(ssl, name.c_str());
-    }
-  }
+  // The context checks the peer's name during the handshake (upstream_tls.h), so a
+  // mismatch is reported as a verification error with its own text; SNI is per connection.
+  const std::string& name = upstream::upstreamServerName(opts);
+  if (!upstream::isIpLiteral(name)) SSL_set_tlsext_host_name(ssl, name.c_str());
   co_await tls.async_handshake(asio::ssl::stream_base::client, redirect_error(use_awaitable, ec));
   if (ec) {
     const long verify = SSL_get_verify_result(ssl);

@@ -2,24 +2,19 @@
 // UpstreamConnector: everything the cpp-httplib clients of the upstream share: the
 // client (plain or TLS with the configured trust, client certificate and server name)
 // and the Authorization header. HttpListerWatcher and HttpDiscovery both build their
-// clients here, so there is one place that decides how we talk to the apiserver.
+// clients here.
 //
-// - TLS trust is configured on the OpenSSL context directly: only `ca_pem` (or, when it is
-//   empty, the system roots) is trusted, and the peer must match `tls_server_name` or the
-//   host. httplib's own verification is bypassed because handing it a CA store also
-//   trusts every system root (measured on 0.11.4).
-// - The bearer token file, when set, is re-read whenever its modification time changes,
-//   because projected service-account tokens rotate on disk.
+// - TLS is set up by upstream_tls.h and the token read by BearerTokenSource, as for the
+//   pass-through's connections: one behaviour for every connection to the apiserver.
 // - Because the clients write to sockets without MSG_NOSIGNAL, constructing a connector
 //   sets SIGPIPE to ignored for the whole process (as httplib::Server does).
 //
 // Thread-safe. Construction throws std::invalid_argument for unusable TLS material.
 
-#include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "proxy/bearer_token_source.h"
 #include "proxy/upstream_options.h"
 #include "watch/upstream_health.h"
 
@@ -59,9 +54,7 @@ class UpstreamConnector {
 
   std::shared_ptr<watch::UpstreamHealth> health_;
 
-  std::mutex token_mu_;
-  std::string token_;                              // guarded by token_mu_
-  std::filesystem::file_time_type token_mtime_{};  // guarded by token_mu_
+  BearerTokenSource tokens_;
 };
 
 }  // namespace proxy::upstream

@@ -121,6 +121,20 @@ def request(url, method="GET", body=None, content_type="application/json"):
         return e.code, e.read()
 
 
+def control(base_url, path):
+    """POSTs to one of the test apiserver's /control endpoints; its JSON answer."""
+    status, body = request(base_url + path, "POST", b"")
+    assert status == 200, (path, status, body)
+    return json.loads(body) if body else {}
+
+
+def counters(base_url):
+    """The test apiserver's request counters (/control/counters)."""
+    status, body = request(base_url + "/control/counters")
+    assert status == 200, body
+    return json.loads(body)
+
+
 def truth(base_url, path="/api/v1/pods"):
     """The upstream's state: key -> resourceVersion."""
     status, body = request(base_url + path)

@@ -24,18 +24,6 @@ def start_proxy(processes, upstream, *args):
     return proxy
 
 
-def post(base, path):
-    status, body = clients.request(base + path, "POST", b"")
-    assert status == 200, (path, status, body)
-    return json.loads(body) if body else {}
-
-
-def counters(base):
-    status, body = clients.request(base + "/control/counters")
-    assert status == 200, body
-    return json.loads(body)
-
-
 def create_pod(base, ns, name, labels=None, node=None):
     body = clients.pod(name, labels)
     if node:
@@ -152,7 +140,7 @@ class CachedWatchTest(unittest.TestCase):
     def test_w5_too_old_resource_version_is_one_error_event(self):
         px = self.watch(self.proxy.port, "/api/v1/pods?watch=1&resourceVersion=1&allowWatchBookmarks=true")
         px.wait_end()
-        post(self.upstream, "/control/compact")
+        clients.control(self.upstream, "/control/compact")
         up2 = self.watch(self.api.port, "/api/v1/pods?watch=1&resourceVersion=1")
         up2.wait_end()
         for s in (px, up2):
@@ -207,7 +195,7 @@ class CachedWatchTest(unittest.TestCase):
         for s in watches:
             s.wait(lambda ev: len(ev) >= 1)
             self.assertEqual(s.snapshot()[0]["object"]["metadata"]["name"], "fan-out")
-        open_watches = counters(self.upstream)["openWatches"]
+        open_watches = clients.counters(self.upstream)["openWatches"]
         self.assertEqual(open_watches.get("pods"), 1, open_watches)
         self.assertEqual(open_watches.get("configmaps"), 1, open_watches)
         self.assertTrue(all(not c.snapshot() for c in cm))
@@ -221,10 +209,10 @@ class CachedWatchTest(unittest.TestCase):
         rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
         s = self.watch(self.proxy.port, "/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv)
         # The proxy's upstream watch is dropped after a compaction: it relists (410).
-        post(self.upstream, "/control/churn?rate=200&seconds=1")
-        post(self.upstream, "/control/compact")
-        post(self.upstream, "/control/drop-watches")
-        harness.wait_for(lambda: counters(self.upstream)["openWatches"].get("pods", 0) == 1, timeout=20,
+        clients.control(self.upstream, "/control/churn?rate=200&seconds=1")
+        clients.control(self.upstream, "/control/compact")
+        clients.control(self.upstream, "/control/drop-watches")
+        harness.wait_for(lambda: clients.counters(self.upstream)["openWatches"].get("pods", 0) == 1, timeout=20,
                          message="proxy re-watching")
         create_pod(self.upstream, "b", "after-relist")
         s.wait(lambda ev: any(e["object"]["metadata"].get("name") == "after-relist" for e in ev), timeout=20)
@@ -247,10 +235,10 @@ class CachedWatchTest(unittest.TestCase):
         for ns in ("churn-1", "churn-2", "churn-3"):
             clients.ensure_namespace(self.upstream, ns)
         clients.random_changes(self.upstream, "churn-1", part, seed=4)
-        post(self.upstream, "/control/drop-watches")
+        clients.control(self.upstream, "/control/drop-watches")
         clients.random_changes(self.upstream, "churn-2", part, seed=5)
-        post(self.upstream, "/control/compact")
-        post(self.upstream, "/control/drop-watches")
+        clients.control(self.upstream, "/control/compact")
+        clients.control(self.upstream, "/control/drop-watches")
         clients.random_changes(self.upstream, "churn-3", changes - 2 * part, seed=6)
         clients.wait_equal(node, self.upstream, timeout=60)
         clients.wait_equal(py, self.upstream, timeout=60)

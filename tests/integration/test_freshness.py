@@ -22,12 +22,6 @@ CMS = "/api/v1/namespaces/%s/configmaps" % NS
 PROBES = re.compile(r'^kube_cache_proxy_freshness_probes_total\{([^}]*)\} (\S+)$')
 
 
-def counters(base):
-    status, body = clients.request(base + "/control/counters")
-    assert status == 200, body
-    return json.loads(body)
-
-
 class Connection:
     def __init__(self, port):
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -165,7 +159,7 @@ class FreshnessTest(unittest.TestCase):
     def test_rv_unset_watches_share_the_one_upstream_watch(self):
         """W4: each watch gets the current objects, then every live event once; one upstream watch."""
         self.write_secret()
-        before = counters(self.base)["openWatches"].get("configmaps", 0)
+        before = clients.counters(self.base)["openWatches"].get("configmaps", 0)
         watches = [Watch(self.proxy.port, "/api/v1/namespaces/%s/configmaps?watch=true" % NS) for _ in range(20)]
         for w in watches:
             self.addCleanup(w.close)
@@ -175,7 +169,7 @@ class FreshnessTest(unittest.TestCase):
             harness.wait_for(lambda: len(w.events) >= len(want), timeout=10, message="initial state")
             self.assertEqual(sorted(e["object"]["metadata"]["name"] for e in w.events), want)
             self.assertTrue(all(e["type"] == "ADDED" for e in w.events))
-        self.assertEqual(counters(self.base)["openWatches"].get("configmaps", 0), before)
+        self.assertEqual(clients.counters(self.base)["openWatches"].get("configmaps", 0), before)
         status, body = clients.request(self.base + CMS, "POST",
                                        json.dumps({"metadata": {"name": "live"}, "data": {"v": "1"}}).encode())
         self.assertEqual(status, 201, body)

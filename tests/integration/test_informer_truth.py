@@ -66,18 +66,6 @@ class InformerCheck(clients.LineClient):
         return harness.wait_for(got, timeout=timeout, interval=0.01, message="answer to " + text)
 
 
-def post(base, path):
-    status, body = clients.request(base + path, "POST", b"")
-    assert status == 200, (path, status, body)
-    return json.loads(body) if body else {}
-
-
-def counters(base):
-    status, body = clients.request(base + "/control/counters")
-    assert status == 200, body
-    return json.loads(body)
-
-
 class InformerTruthTest(unittest.TestCase):
     def setUp(self):
         self.processes = harness.Processes()
@@ -100,7 +88,7 @@ class InformerTruthTest(unittest.TestCase):
             truth_lists[0] += 1
             return clients.truth(base)
         # Some state before the first list, so the initial sync is not empty.
-        post(base, "/control/churn?rate=200&seconds=1")
+        clients.control(base, "/control/churn?rate=200&seconds=1")
         harness.wait_for(lambda: len(truth()) >= 20, timeout=10, interval=0.05, message="first pods")
 
         # A 2 s backoff cap: five faults in a row would otherwise grow client-go's backoff to
@@ -109,7 +97,7 @@ class InformerTruthTest(unittest.TestCase):
         self.addCleanup(informer.stop)
         if not informer.synced.wait(20):
             self.fail("informer-check did not sync; log:\n" + "".join(informer.log[-20:]))
-        rv_before = int(counters(base)["resourceVersion"])
+        rv_before = int(clients.counters(base)["resourceVersion"])
         try:
             self.fault_and_converge(base, informer, truth, truth_lists, rv_before, informer_args)
         except AssertionError as e:
@@ -118,27 +106,27 @@ class InformerTruthTest(unittest.TestCase):
     def fault_and_converge(self, base, informer, truth, truth_lists, rv_before, informer_args):
 
         def watching():
-            return counters(base)["openWatches"].get("pods", 0) > 0
+            return clients.counters(base)["openWatches"].get("pods", 0) > 0
 
         started = time.monotonic()
-        post(base, "/control/churn?rate=300&seconds=4")
+        clients.control(base, "/control/churn?rate=300&seconds=4")
         # Watches dropped mid-churn resume from the last RV without a relist (W6).
         for _ in range(3):
-            post(base, "/control/drop-watches")
+            clients.control(base, "/control/drop-watches")
             harness.wait_for(watching, timeout=20, interval=0.02, message="watch re-established")
         # Compaction, then a drop: the re-watch from the old RV gets 410 and must relist (K2, R8).
-        post(base, "/control/compact")
-        post(base, "/control/drop-watches")
+        clients.control(base, "/control/compact")
+        clients.control(base, "/control/drop-watches")
         harness.wait_for(watching, timeout=20, interval=0.02, message="watch re-established after compaction")
         # An outage: connections refused for 2 s while churn goes on.
-        post(base, "/control/refuse?seconds=2")
+        clients.control(base, "/control/refuse?seconds=2")
 
         # The upstream settles: the churn is over and it answers again (RV unchanged for 0.5 s).
         seen = {"rv": None, "since": 0.0}
 
         def upstream_settled():
             try:
-                rv = counters(base)["resourceVersion"]
+                rv = clients.counters(base)["resourceVersion"]
             except Exception:  # refused during the outage
                 return False
             now = time.monotonic()
@@ -165,7 +153,7 @@ class InformerTruthTest(unittest.TestCase):
         harness.wait_for(lambda: informer.dump_full()["rv"] == seen["rv"], timeout=10, interval=0.1,
                          message="store RV == upstream RV")
 
-        c = counters(base)
+        c = clients.counters(base)
         changes = int(c["resourceVersion"]) - rv_before
         # The reflector's own full states: the first sync plus one per forced fault (the
         # compaction and possibly the outage outliving the 200-event window), never one per

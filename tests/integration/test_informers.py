@@ -28,12 +28,6 @@ def metrics(proxy):
     return out
 
 
-def counters(base):
-    status, body = clients.request(base + "/control/counters")
-    assert status == 200, body
-    return json.loads(body)
-
-
 def item_count(base, path):
     status, body = clients.request(base + path)
     assert status == 200, body
@@ -72,14 +66,14 @@ class InformersTest(unittest.TestCase):
         self.assertGreater(m[("kube_cache_proxy_cache_resource_version", "pods")], 0)
         self.assertNotIn(("kube_cache_proxy_cache_objects", "configmaps"), m)
 
-        watches = counters(self.base)["openWatches"]
+        watches = clients.counters(self.base)["openWatches"]
         self.assertEqual(watches.get("pods"), 1)
         self.assertEqual(watches.get("widgets.example.com"), 1)
         # Requests through the proxy never add upstream watches for cached resources.
         for _ in range(5):
             status, _, _ = harness.http_get(proxy.host, proxy.port, "/api/v1/pods")
             self.assertEqual(status, 200)
-        self.assertEqual(counters(self.base)["openWatches"].get("pods"), 1)
+        self.assertEqual(clients.counters(self.base)["openWatches"].get("pods"), 1)
 
     def test_on_demand_cache_denied_resources_and_idle_stop(self):
         proxy = self.start_proxy("--cache-idle-timeout", "2s")
@@ -92,7 +86,7 @@ class InformersTest(unittest.TestCase):
                          timeout=20, message="configmaps cached on demand")
         self.assertEqual(metrics(proxy)[("kube_cache_proxy_cache_objects", "configmaps")],
                          item_count(self.base, "/api/v1/configmaps"))
-        watches = counters(self.base)["openWatches"]
+        watches = clients.counters(self.base)["openWatches"]
         self.assertEqual(watches.get("configmaps"), 1)
         self.assertEqual(watches.get("secrets", 0), 0)
         self.assertNotIn(("kube_cache_proxy_cache_objects", "secrets"), metrics(proxy))
@@ -101,9 +95,9 @@ class InformersTest(unittest.TestCase):
         # configured resources stay.
         harness.wait_for(lambda: ("kube_cache_proxy_cache_objects", "configmaps") not in metrics(proxy),
                          timeout=20, message="idle configmaps cache stopped")
-        harness.wait_for(lambda: counters(self.base)["openWatches"].get("configmaps", 0) == 0,
+        harness.wait_for(lambda: clients.counters(self.base)["openWatches"].get("configmaps", 0) == 0,
                          timeout=10, message="configmaps upstream watch closed")
-        self.assertEqual(counters(self.base)["openWatches"].get("pods"), 1)
+        self.assertEqual(clients.counters(self.base)["openWatches"].get("pods"), 1)
         self.assertEqual(readyz(proxy), 200)
 
 

@@ -48,12 +48,6 @@ def relists(proxy):
     return {r: int(m.get(("kube_cache_proxy_cache_relists_total", r), 0)) for r in RESOURCES}
 
 
-def counters(base):
-    status, body = clients.request(base + "/control/counters")
-    assert status == 200, body
-    return json.loads(body)
-
-
 class WatchReader:
     """A downstream watch through the proxy, read on a thread: every event it got."""
 
@@ -115,14 +109,14 @@ class OutageTest(unittest.TestCase):
         # the quiet resources' RVs are now expired, the churned ones are not.
         status, body = clients.request(self.base + "/control/compact", "POST")
         self.assertEqual(status, 200, body)
-        compacted = int(counters(self.base)["compactedResourceVersion"])
+        compacted = int(clients.counters(self.base)["compactedResourceVersion"])
         harness.wait_for(lambda: all(cache_rvs(px)[r] > compacted for r in ("pods", "configmaps")), timeout=15,
                          message="churned resources past the compaction")
         before_rvs = cache_rvs(px)
         expired = {r for r, rv in before_rvs.items() if rv < compacted}
         self.assertIn("deployments.apps", expired)
         before_relists = relists(px)
-        before_lists = counters(self.base)["lists"]
+        before_lists = clients.counters(self.base)["lists"]
 
         # A downstream watch from the cache's current RV, open across the whole outage.
         watcher = WatchReader(px, "/api/v1/pods?watch=1&resourceVersion=%d&allowWatchBookmarks=true"
@@ -188,7 +182,7 @@ class OutageTest(unittest.TestCase):
         self.assertLessEqual(relisted, expired, "only expired resources relist")
         for r in relisted:
             self.assertEqual(after_relists[r] - before_relists[r], 1, r)
-        self.assertLessEqual(counters(self.base)["lists"] - before_lists, len(expired))
+        self.assertLessEqual(clients.counters(self.base)["lists"] - before_lists, len(expired))
 
         # Real informers behind the proxy equal the upstream's truth.
         url = "http://%s:%d" % (px.host, px.port)

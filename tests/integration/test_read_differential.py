@@ -336,12 +336,6 @@ class DifferentialRun:
         return "ok"
 
 
-def post(base, path):
-    status, body = clients.request(base + path, "POST", b"")
-    assert status == 200, (path, status, body)
-    return json.loads(body) if body else {}
-
-
 def build_universe(base):
     names, namespaces = {}, set()
     for res in read_requests.RESOURCES:
@@ -448,9 +442,9 @@ class ReadDifferentialTest(unittest.TestCase):
         api = clients.start_apiserver(self.processes, "--enable-control", "--sample-data", "--bookmark-interval", "1",
                                       "--history-size", "100000")
         base = "http://127.0.0.1:%d" % api.port
-        post(base, "/control/load?resource=pods&count=300&namespaces=6&nodes=5")
-        post(base, "/control/load?resource=configmaps&count=120&namespaces=6")
-        post(base, "/control/load?resource=widgets.example.com&count=90&namespaces=6")
+        clients.control(base, "/control/load?resource=pods&count=300&namespaces=6&nodes=5")
+        clients.control(base, "/control/load?resource=configmaps&count=120&namespaces=6")
+        clients.control(base, "/control/load?resource=widgets.example.com&count=90&namespaces=6")
         universe = build_universe(base)
 
         args = ["--cache", CACHED] if proxy_supports("--cache") else []
@@ -467,10 +461,10 @@ class ReadDifferentialTest(unittest.TestCase):
             except AssertionError:
                 print("no answer from the cache within 5 s: this build passes reads through")
 
-        post(base, "/control/churn?rate=20&seconds=%d" % max(60, total // 20))
+        clients.control(base, "/control/churn?rate=20&seconds=%d" % max(60, total // 20))
 
         def compact():
-            return post(base, "/control/compact")["resourceVersion"]
+            return clients.control(base, "/control/compact")["resourceVersion"]
         drive(self, seed, total, universe, lambda: DifferentialRun(seed, px.port, api.port, universe), compact)
 
 

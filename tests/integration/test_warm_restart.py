@@ -18,12 +18,6 @@ from test_informers import metrics
 STATE_FILE = "pods.v1._all.state"
 
 
-def counters(base):
-    status, body = clients.request(base + "/control/counters")
-    assert status == 200, body
-    return json.loads(body)
-
-
 def saved_rv(path):
     """The resourceVersion in a state file's header (cache/state_file.h)."""
     with open(path, "rb") as f:
@@ -37,7 +31,7 @@ def saved_rv(path):
 
 
 def pod_watches(base):
-    return [w for w in counters(base)["recentWatches"] if w["resource"] == "pods"]
+    return [w for w in clients.counters(base)["recentWatches"] if w["resource"] == "pods"]
 
 
 class WarmRestartTest(unittest.TestCase):
@@ -97,14 +91,14 @@ class WarmRestartTest(unittest.TestCase):
         rv = self.run_and_stop()
         self.assertGreater(rv, 0)
         self.change_while_down()
-        before = counters(self.base)
+        before = clients.counters(self.base)
         # LISTs of pods by anyone but this test's truth() calls.
         lists_before = before["requests"].get("list pods", 0) - self.truth_lists
         watches_before = len(pod_watches(self.base))
 
         proxy = self.start_proxy()
         self.wait_equal_to_upstream(proxy)
-        after = counters(self.base)
+        after = clients.counters(self.base)
         self.assertEqual(after["requests"].get("list pods", 0) - self.truth_lists, lists_before,
                          "no LIST of pods after a warm start")
         new_watches = pod_watches(self.base)[watches_before:]

@@ -55,3 +55,17 @@ TEST_CASE("The last good token stays in use when the token file disappears") {
   CHECK(source.token() == "kept");
   std::filesystem::remove_all(path.parent_path());
 }
+
+TEST_CASE("A token file caught empty mid-rotation keeps the last token, and the next read takes the new one") {
+  auto path = tempTokenPath();
+  writeAtomically(path, "  before\n");
+  proxy::UpstreamOptions o;
+  o.bearer_token_file = path.string();
+  proxy::BearerTokenSource source(o);
+  CHECK(source.token() == "before");  // surrounding white space is not part of the token
+  { std::ofstream truncate(path); }   // a writer that truncates before it writes
+  CHECK(source.token() == "before");
+  std::ofstream(path) << "after\n";
+  CHECK(source.token() == "after");
+  std::filesystem::remove_all(path.parent_path());
+}
