@@ -19,7 +19,7 @@ step "build: control plane (Go: kube-apiserver, etcd, controllers, kubectl, test
 realcluster_bin=$(bash scripts/realcluster-build.sh | tail -1)
 
 step "build: release"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCP_REALCLUSTER_BIN="$realcluster_bin" >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCP_DEBUG_LINES_ONLY=ON -DKCP_REALCLUSTER_BIN="$realcluster_bin" >/dev/null
 cmake --build build -j"$jobs"
 
 step "test: release"
@@ -28,7 +28,7 @@ step "test: release"
 step "build: asan+ubsan"
 # The sanitizers watch the proxy; its tests reuse the release build's test apiserver,
 # whose own unit and smoke tests ran above.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKCP_SANITIZE=ON -DKCP_BENCH=OFF \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKCP_SANITIZE=ON -DKCP_DEBUG_LINES_ONLY=ON -DKCP_BENCH=OFF \
   -DKCP_TEST_APISERVER="$root/build/bin/kube-test-apiserver" >/dev/null
 cmake --build build-asan -j"$jobs"
 
@@ -44,7 +44,7 @@ step "build: tsan"
 # those tests need is built (no test apiserver, fuzz or bench targets), at -O0.
 tsan_tests=(cache_unit_tests watch_unit_tests informer_unit_tests upstream_lister_watcher_tests proxy_unit
   integration_test_cached_watch)
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKCP_TSAN=ON -DKCP_BENCH=OFF \
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKCP_TSAN=ON -DKCP_DEBUG_LINES_ONLY=ON -DKCP_BENCH=OFF \
   -DKCP_TEST_APISERVER="$root/build/bin/kube-test-apiserver" >/dev/null
 cmake --build build-tsan -j"$jobs" --target cache_unit_tests watch_unit_tests informer_unit_tests \
   upstream_lister_watcher_tests proxy_unit_tests kube-cache-proxy

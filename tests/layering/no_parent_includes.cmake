@@ -1,0 +1,16 @@
+# Fails when a source of cache/, watch/, proxy/, config/ or cmd/ includes a path with
+# "..": such an include would step around the per-layer include roots.
+file(GLOB_RECURSE sources ${ROOT}/cache/* ${ROOT}/watch/* ${ROOT}/proxy/* ${ROOT}/config/* ${ROOT}/cmd/*)
+set(bad "")
+foreach(f ${sources})
+  if(f MATCHES "\\.(h|cpp|h\\.in)$")
+    file(STRINGS ${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<][^\">]*\\.\\.")
+    foreach(line ${lines})
+      list(APPEND bad "${f}: ${line}")
+    endforeach()
+  endif()
+endforeach()
+if(bad)
+  list(JOIN bad "\n" bad)
+  message(FATAL_ERROR "includes that leave the layer's include root:\n${bad}")
+endif()
