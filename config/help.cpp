@@ -4,8 +4,10 @@ namespace config {
 
 std::string versionText() { return std::string("kube-cache-proxy ") + KCP_CONFIG_VERSION + "\n"; }
 
-std::string helpText() {
-  return R"(kube-cache-proxy serves GET, LIST and WATCH for Kubernetes resources from an
+namespace {
+
+// The help text in three parts: the upstream it talks to, how it serves, what it caches.
+constexpr const char* kHelpUpstream = R"(kube-cache-proxy serves GET, LIST and WATCH for Kubernetes resources from an
 in-memory cache, with the apiserver's resourceVersion semantics, and passes
 writes straight through to the apiserver.
 
@@ -29,7 +31,9 @@ Upstream credentials (override the kubeconfig or service account, as in kubectl)
                                  --certificate-authority); also =true or =false
   --connect-timeout DUR          how long to wait for a connection to the apiserver (default 5s)
 
-Serving:
+)";
+
+constexpr const char* kHelpServing = R"(Serving:
   --listen HOST:PORT        address to listen on (default 127.0.0.1:8001; port 0 picks a free port)
   --mode sidecar|gateway    deployment shape (default sidecar)
   --io-threads N            server I/O threads (default 0: one per core)
@@ -66,7 +70,9 @@ Gateway mode (--mode gateway; docs/security.md):
   and forwards pass-through requests as the caller: its own bearer token, or for a
   certificate user the proxy's credentials with Impersonate-User/Impersonate-Group.
 
-Caching:
+)";
+
+constexpr const char* kHelpCaching = R"(Caching:
   --cache LIST              resources to cache, e.g. pods,configmaps,deployments.apps
   --no-cache LIST           resources never cached (wins over everything else)
   --cache-on-demand         also cache other resources when first read (default true; =false to disable)
@@ -130,6 +136,9 @@ Other:
 
 Durations use Go syntax: 5s, 1m30s, 250ms.
 )";
-}
+
+}  // namespace
+
+std::string helpText() { return std::string(kHelpUpstream) + kHelpServing + kHelpCaching; }
 
 }  // namespace config

@@ -1,6 +1,6 @@
 #pragma once
 // Internal to the event-loop translation units: answering resource requests from the
-// cache instead of the upstream. http_server.cpp asks serveFromCache() first for every
+// cache instead of the upstream. The session (proxy_server.cpp) asks serveFromCache() first for every
 // resource request; a nullopt answer means "not from the cache" and the request passes
 // through unchanged (docs/routing.md has the table of what is served where).
 //
@@ -12,9 +12,19 @@
 #include <functional>
 #include <optional>
 
-#include "proxy/io_internal.h"
+#include "proxy/asio_beast.h"
+#include "proxy/downstream_request.h"
+#include "proxy/forward_outcome.h"
+#include "proxy/proxy_metrics.h"
+#include "proxy/server_options.h"
+#include "proxy/session_control.h"
+#include "proxy/upstream_pool.h"
 #include "watch/freshness.h"
 #include "watch/informer_registry.h"
+
+namespace proxy {
+struct WriteExpectation;
+}
 
 namespace proxy::io {
 
@@ -70,6 +80,12 @@ enum class ResourceVersionWait { Reached, PassThrough, TooLarge };
 asio::awaitable<ResourceVersionWait> awaitResourceVersionOrPassThrough(CacheContext& ctx,
                                                                        const cache::ThreadSafeStore& store,
                                                                        uint64_t rv);
+
+// Waits until `store` shows the write `expected` describes (true) or `deadline` passes
+// (false). The watch event usually lands within a millisecond or two of the answer, so
+// the polling interval starts small and stays small.
+asio::awaitable<bool> awaitCacheShows(const WriteExpectation& expected, const cache::ThreadSafeStore& store,
+                                      std::chrono::steady_clock::time_point deadline);
 
 // Waits until `store` reaches `rv` (true) or `deadline` passes (false).
 asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,

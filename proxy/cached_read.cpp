@@ -18,6 +18,7 @@
 
 #include "cache/query_values.h"
 #include "cache/resource_version.h"
+#include "proxy/answers.h"
 #include "proxy/cache_serving.h"
 #include "proxy/cached_list.h"
 #include "proxy/gzip_writer.h"

@@ -9,6 +9,9 @@
 // consistent PartialObjectMetadataList of the scope). Idle small scopes go straight to the
 // metadata list (one request is both the fence and the proof); busy or large ones read a
 // revision fence first and list metadata only if the store does not get there.
+//
+// Also here: the bounded waits for the store to catch up (awaitStore and its users,
+// declared in cache_serving.h), which probes, RV=N reads and read-your-writes share.
 #include <functional>
 #include <optional>
 #include <string>
@@ -20,6 +23,7 @@
 #include "cache/metadata_list.h"
 #include "proxy/cache_serving.h"
 #include "proxy/proxy_metrics.h"
+#include "proxy/write_sync.h"
 #include "watch/cached_resource.h"
 #include "watch/freshness.h"
 #include "watch/upstream_health.h"
@@ -186,6 +190,33 @@ struct Landing {
 };
 
 }  // namespace
+
+asio::awaitable<bool> awaitStore(std::function<bool()> done, std::chrono::steady_clock::time_point deadline,
+                                 std::chrono::microseconds first, std::chrono::microseconds longest) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  auto interval = first;
+  while (!done()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) co_return false;
+    timer.expires_at(std::min(deadline, now + interval));
+    error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    interval = std::min(interval * 2, longest);
+  }
+  co_return true;
+}
+
+asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,
+                                           std::chrono::steady_clock::time_point deadline) {
+  co_return co_await awaitStore([&store, rv] { return store.currentRV() >= rv; }, deadline,
+                                std::chrono::microseconds(500), std::chrono::milliseconds(20));
+}
+
+asio::awaitable<bool> awaitCacheShows(const WriteExpectation& expected, const cache::ThreadSafeStore& store,
+                                      std::chrono::steady_clock::time_point deadline) {
+  co_return co_await awaitStore([&expected, &store] { return satisfiedBy(expected, store); }, deadline,
+                                std::chrono::microseconds(200), std::chrono::milliseconds(2));
+}
 
 bool freshEnough(uint64_t state_rv, const watch::Freshness& freshness) {
   return state_rv >= freshness.revision || (freshness.state_rv != 0 && state_rv == freshness.state_rv);

@@ -1,17 +1,20 @@
 // Transparent forwarding of one client request to the upstream apiserver:
 // request head and body out, response head and body back, both streamed through
 // a fixed-size buffer, plus the byte splice after a 101 Switching Protocols.
+#include "proxy/passthrough.h"
+
 #include <array>
 #include <optional>
 
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "proxy/answers.h"
 #include "proxy/cache_serving.h"
-#include "proxy/io_internal.h"
+#include "proxy/client_watch.h"
+#include "proxy/routing.h"
+#include "proxy/session.h"
 #include "proxy/proxy_metrics.h"
 #include "proxy/read_route.h"
 #include "proxy/status_negotiation.h"
@@ -36,127 +39,29 @@ void reserveReadSize(beast::flat_buffer& buffer, size_t bytes) {
   if (buffer.capacity() < bytes) buffer.reserve(bytes);
 }
 
-template <class F>
-auto onUpstream(UpstreamConnection& conn, F&& f) {
-  return std::visit(std::forward<F>(f), conn.stream);
+// A Status the proxy answers in the upstream's place. The connection stays open only if
+// the request body was fully consumed.
+asio::awaitable<ForwardOutcome> answerInsteadOfUpstream(DownstreamRequest& req, const ApiStatus& status,
+                                                        const ServerOptions& options) {
+  HttpAnswer answer = toHttpAnswer(status, statusEncodingFor(findHeader(req.headers, "Accept")));
+  const bool keep = req.keep_alive && req.parser.is_done();
+  HeaderList headers = {{"Cache-Control", "no-cache, private"}, {"Content-Type", answer.content_type}};
+  if (answer.retry_after_seconds > 0) headers.emplace_back("Retry-After", std::to_string(answer.retry_after_seconds));
+  headers.emplace_back(kServedByHeader, "upstream");
+  co_await writeDownstream(req.stream,
+                           formatResponseHead(answer.code, "", headers, BodyFraming::ContentLength, answer.body.size(), keep) + answer.body,
+                           options.write_timeout);
+  co_return ForwardOutcome{answer.code, keep, false};
 }
 
-// Writes `data` to the upstream as one body piece, chunk-framed when `chunked`.
-asio::awaitable<error_code> writeUpstreamBody(UpstreamConnection& conn, const char* data, size_t n, bool chunked,
-                                              std::chrono::milliseconds timeout) {
-  error_code ec;
-  const std::string size_line = fmt::format("{:x}\r\n", n);
-  std::array<asio::const_buffer, 3> framed = {asio::buffer(size_line), asio::buffer(data, n), asio::buffer("\r\n", 2)};
-  conn.tcp().expires_after(timeout);
-  if (chunked) {
-    co_await onUpstream(conn, [&](auto& s) { return asio::async_write(s, framed, redirect_error(use_awaitable, ec)); });
-  } else {
-    co_await onUpstream(conn, [&](auto& s) {
-      return asio::async_write(s, asio::buffer(data, n), redirect_error(use_awaitable, ec));
-    });
-  }
-  conn.tcp().expires_never();
-  co_return ec;
-}
-
-asio::awaitable<error_code> writeUpstreamRaw(UpstreamConnection& conn, const std::string& data,
-                                             std::chrono::milliseconds timeout) {
-  error_code ec;
-  conn.tcp().expires_after(timeout);
-  co_await onUpstream(conn, [&](auto& s) { return asio::async_write(s, asio::buffer(data), redirect_error(use_awaitable, ec)); });
-  conn.tcp().expires_never();
-  co_return ec;
-}
-
-// Writes one piece of a response body to the client. Throws when the client is gone.
-asio::awaitable<void> writeDownstreamBody(DownstreamStream& stream, const char* data, size_t n, bool chunked,
-                                          std::chrono::milliseconds timeout) {
-  stream.expires_after(timeout);
-  if (chunked) {
-    const std::string size_line = fmt::format("{:x}\r\n", n);
-    std::array<asio::const_buffer, 3> framed = {asio::buffer(size_line), asio::buffer(data, n), asio::buffer("\r\n", 2)};
-    co_await asio::async_write(stream, framed, use_awaitable);
-  } else {
-    co_await asio::async_write(stream, asio::buffer(data, n), use_awaitable);
-  }
-  stream.expires_never();
-}
-
-// Copies upstream -> client until either side fails or closes.
-asio::awaitable<void> pumpToClient(UpstreamConnectionPtr conn, DownstreamStream& client, size_t buffer_bytes) {
-  std::vector<char> buf(buffer_bytes);
-  error_code ec;
-  while (true) {
-    size_t n = co_await onUpstream(
-        *conn, [&](auto& s) { return s.async_read_some(asio::buffer(buf), redirect_error(use_awaitable, ec)); });
-    if (n > 0) co_await asio::async_write(client, asio::buffer(buf.data(), n), redirect_error(use_awaitable, ec));
-    if (ec) break;
-  }
-}
-
-// Copies client -> upstream until either side fails or closes.
-asio::awaitable<void> pumpToUpstream(UpstreamConnectionPtr conn, DownstreamStream& client, size_t buffer_bytes) {
-  std::vector<char> buf(buffer_bytes);
-  error_code ec;
-  while (true) {
-    size_t n = co_await client.async_read_some(asio::buffer(buf), redirect_error(use_awaitable, ec));
-    if (n > 0) {
-      error_code wec;
-      co_await onUpstream(
-          *conn, [&](auto& s) { return asio::async_write(s, asio::buffer(buf.data(), n), redirect_error(use_awaitable, wec)); });
-      if (wec) break;
-    }
-    if (ec) break;
-  }
-}
-
-// After a 101: relays bytes both ways until either side closes, then closes
-// both (like Go's ReverseProxy). Bytes already buffered past the two message
-// heads go first.
-asio::awaitable<void> spliceUpgraded(DownstreamRequest& req, UpstreamConnectionPtr conn, const ServerOptions& options) {
-  error_code ec;
-  req.stream.expires_never();
-  if (conn->buffer.size() > 0) {
-    co_await asio::async_write(req.stream, conn->buffer.data(), redirect_error(use_awaitable, ec));
-    conn->buffer.consume(conn->buffer.size());
-  }
-  if (!ec && req.buffer.size() > 0) {
-    co_await onUpstream(*conn, [&](auto& s) { return asio::async_write(s, req.buffer.data(), redirect_error(use_awaitable, ec)); });
-    req.buffer.consume(req.buffer.size());
-  }
-  if (ec) co_return;
-
-  auto executor = co_await asio::this_coro::executor;
-  auto upward_done = std::make_shared<asio::steady_timer>(executor, std::chrono::steady_clock::time_point::max());
-  auto upward_finished = std::make_shared<bool>(false);
-  asio::co_spawn(executor, pumpToUpstream(conn, req.stream, options.stream_buffer_bytes),
-                 [conn, &stream = req.stream, upward_done, upward_finished](std::exception_ptr) {
-                   *upward_finished = true;
-                   error_code ignored;
-                   conn->close();
-                   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-                   upward_done->cancel();
-                 });
-  co_await pumpToClient(conn, req.stream, options.stream_buffer_bytes);
-  conn->close();
-  req.stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  if (!*upward_finished) co_await upward_done->async_wait(redirect_error(use_awaitable, ec));
-}
-
-// Answers the client itself when the upstream could not be reached. The
-// connection stays open only if the request body was fully consumed.
+// Answers the client itself when the upstream could not be reached.
 asio::awaitable<ForwardOutcome> answerFailure(DownstreamRequest& req, Upstream& upstream, const UpstreamFailure& failure,
                                               const ServerOptions& options) {
   upstream.metrics().upstreamError(failure.kind);
   if (auto* health = upstream.health()) health->failed(failure.what());
   spdlog::warn("{} {}: {}", req.method, req.target, failure.what());
-  HttpAnswer answer = toHttpAnswer({failure.reason, failure.what()}, statusEncodingFor(findHeader(req.headers, "Accept")));
-  const bool keep = req.keep_alive && req.parser.is_done();
-  HeaderList headers = {{"Cache-Control", "no-cache, private"}, {"Content-Type", answer.content_type}, {kServedByHeader, "upstream"}};
-  co_await writeDownstream(req.stream,
-                           formatResponseHead(answer.code, "", headers, BodyFraming::ContentLength, answer.body.size(), keep) + answer.body,
-                           options.write_timeout);
-  co_return ForwardOutcome{answer.code, keep, false};
+  const ApiStatus status{failure.reason, failure.what()};
+  co_return co_await answerInsteadOfUpstream(req, status, options);
 }
 
 // While the upstream is known down (watch/upstream_health.h), requests the cache cannot
@@ -170,16 +75,7 @@ asio::awaitable<ForwardOutcome> answerUnavailable(DownstreamRequest& req, Upstre
                                                    health.downSeconds(), health.lastError())),
                    1};
   spdlog::debug("{} {}: {}", req.method, req.target, status.message);
-  HttpAnswer answer = toHttpAnswer(status, statusEncodingFor(findHeader(req.headers, "Accept")));
-  const bool keep = req.keep_alive && req.parser.is_done();
-  HeaderList headers = {{"Cache-Control", "no-cache, private"},
-                        {"Content-Type", answer.content_type},
-                        {"Retry-After", std::to_string(answer.retry_after_seconds)},
-                        {kServedByHeader, "upstream"}};
-  co_await writeDownstream(req.stream,
-                           formatResponseHead(answer.code, "", headers, BodyFraming::ContentLength, answer.body.size(), keep) + answer.body,
-                           options.write_timeout);
-  co_return ForwardOutcome{answer.code, keep, false};
+  co_return co_await answerInsteadOfUpstream(req, status, options);
 }
 
 // Read-your-writes answers are held whole; a larger one (a deletecollection of many big
@@ -192,22 +88,13 @@ asio::awaitable<bool> readHeldBody(UpstreamConnection& conn, UpstreamParser& rp,
   error_code ec;
   while (!rp.is_done() && body.size() <= kMaxHeldBody) {
     rp.setBodyBuffer(buf.data(), buf.size());
-    co_await onUpstream(conn, [&](auto& s) { return http::async_read_some(s, conn.buffer, rp, redirect_error(use_awaitable, ec)); });
+    co_await conn.visit([&](auto& s) { return http::async_read_some(s, conn.buffer, rp, redirect_error(use_awaitable, ec)); });
     if (ec == http::error::need_buffer) ec = {};
     body.append(buf.data(), rp.bodyUsed());
     // A body that ends with the connection completes the parser; anything else is cut short.
     if (ec) co_return rp.is_done();
   }
   co_return true;
-}
-
-// Waits until `store` shows `expected` (true) or `deadline` passes (false). The watch
-// event usually lands within a millisecond or two of the answer, so the polling interval
-// starts small and stays small.
-asio::awaitable<bool> awaitCacheShows(const WriteExpectation& expected, const cache::ThreadSafeStore& store,
-                                      std::chrono::steady_clock::time_point deadline) {
-  co_return co_await awaitStore([&expected, &store] { return satisfiedBy(expected, store); }, deadline,
-                                std::chrono::microseconds(200), std::chrono::milliseconds(2));
 }
 
 // The held write's answer: waits for the cache (bounded), then sends the upstream's
@@ -254,7 +141,7 @@ asio::awaitable<bool> relayResponseBody(DownstreamRequest& req, UpstreamConnecti
     if (control.stopping && control.streaming) ec = asio::error::operation_aborted;
     rp.setBodyBuffer(buf.data(), buf.size());
     if (!ec) {
-      co_await onUpstream(conn, [&](auto& s) { return http::async_read_some(s, conn.buffer, rp, redirect_error(use_awaitable, ec)); });
+      co_await conn.visit([&](auto& s) { return http::async_read_some(s, conn.buffer, rp, redirect_error(use_awaitable, ec)); });
     }
     if (ec == http::error::need_buffer) ec = {};
     const size_t n = rp.bodyUsed();
@@ -271,40 +158,6 @@ asio::awaitable<bool> relayResponseBody(DownstreamRequest& req, UpstreamConnecti
     }
   }
   co_return true;
-}
-
-// Watches the client while a long-running response streams, so that an
-// upstream watch is released as soon as its client goes away rather than at
-// its next event. A client sends nothing while it waits for a response, so an
-// EOF or error means it is gone (Go's net/http cancels the request on the same
-// signal). Bytes that do arrive (a pipelined request) stay in the session's
-// buffer for the next parse.
-struct ClientWatch {
-  bool gone = false;
-  bool finished = false;
-  std::shared_ptr<asio::steady_timer> done;  // cancelled when the watch ends
-};
-
-asio::awaitable<void> watchClient(DownstreamStream& stream, beast::flat_buffer& buffer, UpstreamConnectionPtr conn,
-                                  std::shared_ptr<ClientWatch> watch) {
-  error_code ec;
-  // Untimed: the timeouts of the TCP layer belong to the relay's writes.
-  const size_t n = co_await stream.async_read_some_untimed(buffer.prepare(4096), redirect_error(use_awaitable, ec));
-  buffer.commit(n);
-  if (ec && ec != asio::error::operation_aborted) {
-    watch->gone = true;
-    conn->close();
-  }
-}
-
-// Whether the apiserver would read this request's body into memory and so apply
-// MaxRequestBodyBytes to it (handlers/rest.go limitedReadBody): API writes and
-// their subresources. Connect subresources (proxy, exec, attach, portforward)
-// stream their bodies and are not limited.
-bool bodyIsLimited(const RequestInfo& info) {
-  if (!info.is_resource_request) return false;
-  const std::string& sub = info.subresource;
-  return sub != "proxy" && sub != "exec" && sub != "attach" && sub != "portforward";
 }
 
 // 413 as the apiserver words it (errors.NewRequestEntityTooLargeError), then the
@@ -339,6 +192,257 @@ struct StreamGauge {
   bool on;
 };
 
+// How the client's request body comes, and what the upstream may be sent of it.
+struct RequestFraming {
+  BodyFraming framing = BodyFraming::None;
+  uint64_t length = 0;  // with ContentLength
+  bool has_body = false;
+  bool upgrade = false;
+  uint64_t body_limit = 0;  // 0: unlimited
+};
+
+RequestFraming requestFraming(DownstreamRequest& req, const ServerOptions& options) {
+  RequestFraming in;
+  if (req.parser.chunked()) {
+    in.framing = BodyFraming::Chunked;
+  } else if (auto cl = req.parser.content_length()) {
+    in.framing = BodyFraming::ContentLength;
+    in.length = *cl;
+  }
+  in.has_body = !req.parser.is_done();
+  in.upgrade = isUpgradeRequest(req.headers);
+  in.body_limit = in.has_body && !in.upgrade && bodyIsLimited(req.info) ? options.max_request_body_bytes : 0;
+  return in;
+}
+
+// How the upstream's answer goes to the client.
+struct ResponseFraming {
+  BodyFraming framing = BodyFraming::None;
+  uint64_t length = 0;  // with ContentLength
+  bool no_body = false;
+  bool keep = false;  // the client connection serves another request afterwards
+  bool chunked() const { return framing == BodyFraming::Chunked; }
+};
+
+// One request on its way through the upstream: what the steps of forwardToUpstream share.
+struct Exchange {
+  DownstreamRequest& req;
+  UpstreamPool& pool;
+  SessionControl& control;
+  const ServerOptions& options;
+  Upstream& upstream;
+  RequestFraming in;
+  std::vector<char> buf;  // relay buffer, both ways
+  UpstreamConnectionPtr conn;
+  std::optional<UpstreamParser> rp;  // the upstream's answer once its head is read
+
+  asio::awaitable<ForwardOutcome> answerIoFailure(const error_code& ec) {
+    co_return co_await answerFailure(req, upstream, {Reason::ServiceUnavailable, "io", upstream.reachError(ec.message())},
+                                     options);
+  }
+  // Returns the connection to the pool when the upstream keeps it open.
+  void releaseConnection() {
+    if (rp->keep_alive()) {
+      pool.release(std::move(conn));
+    } else {
+      conn->close();
+    }
+  }
+};
+
+// The request body, client to upstream. nullopt once it is all sent; otherwise the
+// request ended here (the client left, the body was too large, the upstream failed).
+asio::awaitable<std::optional<ForwardOutcome>> sendRequestBody(Exchange& x) {
+  DownstreamRequest& req = x.req;
+  reserveReadSize(req.buffer, x.buf.size());
+  if (headerNameEquals(findHeader(req.headers, "Expect"), "100-continue")) {
+    co_await writeDownstream(req.stream, "HTTP/1.1 100 Continue\r\n\r\n", x.options.write_timeout);
+  }
+  const bool chunked = x.in.framing == BodyFraming::Chunked;
+  uint64_t body_bytes = 0;
+  error_code ec;
+  while (!req.parser.is_done()) {
+    req.parser.setBodyBuffer(x.buf.data(), x.buf.size());
+    req.stream.expires_after(x.options.idle_timeout);
+    co_await http::async_read_some(req.stream, req.buffer, req.parser, redirect_error(use_awaitable, ec));
+    req.stream.expires_never();
+    if (ec == http::error::need_buffer) ec = {};
+    const size_t n = req.parser.bodyUsed();
+    if (ec) {  // the client went away mid-body: nobody to answer
+      x.conn->close();
+      co_return ForwardOutcome{0, false, false};
+    }
+    if (n == 0) continue;
+    body_bytes += n;
+    if (x.in.body_limit > 0 && body_bytes > x.in.body_limit) {  // a chunked body: its size shows only now
+      x.conn->close();  // the upstream sees an unfinished body and drops the request
+      co_return co_await refuseLargeBody(req, x.options);
+    }
+    ec = co_await writeUpstreamBody(*x.conn, x.buf.data(), n, chunked, x.options.write_timeout);
+    if (ec) {
+      x.conn->close();
+      co_return co_await x.answerIoFailure(ec);
+    }
+  }
+  // A failed terminator shows as a failed read of the answer.
+  if (chunked) co_await writeUpstream(*x.conn, "0\r\n\r\n", x.options.write_timeout);
+  co_return std::nullopt;
+}
+
+// The head of the upstream's final answer (or its 101), skipping informational answers
+// (100 Continue).
+asio::awaitable<error_code> readResponseHead(Exchange& x) {
+  reserveReadSize(x.conn->buffer, x.buf.size());
+  error_code ec;
+  do {
+    x.rp.emplace();
+    x.rp->header_limit(static_cast<uint32_t>(x.options.max_header_bytes));
+    x.rp->body_limit(kUnlimitedBody);
+    if (x.req.method == "HEAD") x.rp->skip(true);
+    co_await x.conn->visit([&](auto& s) {
+      return http::async_read_header(s, x.conn->buffer, *x.rp, redirect_error(use_awaitable, ec));
+    });
+  } while (!ec && x.rp->status / 100 == 1 && x.rp->status != 101);
+  co_return ec;
+}
+
+// Sends the request and reads the head of the answer. nullopt when `x.rp` holds it;
+// otherwise the request was answered (or abandoned) here.
+asio::awaitable<std::optional<ForwardOutcome>> exchangeHeads(Exchange& x, const std::string& head) {
+  for (int attempt = 0;; ++attempt) {
+    bool reused = false;
+    std::optional<UpstreamFailure> failure;
+    try {
+      x.conn = co_await x.pool.acquire(attempt == 0, reused);
+    } catch (const UpstreamFailure& f) {
+      failure = f;  // co_await is not allowed inside a handler
+    }
+    if (failure) co_return co_await answerFailure(x.req, x.upstream, *failure, x.options);
+    x.control.active = x.conn;
+    // A pooled connection the upstream closed meanwhile fails on first use; a
+    // request whose body has not been consumed can be retried once on a fresh
+    // connection (what Go's Transport does for idempotent requests).
+    const bool retryable = reused && !x.in.has_body;
+    error_code ec = co_await writeUpstream(*x.conn, head, x.options.write_timeout);
+    if (ec) {
+      x.conn->close();
+      if (retryable) continue;
+      co_return co_await x.answerIoFailure(ec);
+    }
+    if (x.in.has_body) {
+      if (auto ended = co_await sendRequestBody(x)) co_return ended;
+    }
+    ec = co_await readResponseHead(x);
+    if (!ec) co_return std::nullopt;
+    x.conn->close();
+    if (retryable && attempt == 0 && !x.control.stopping) continue;
+    if (x.control.stopping) co_return ForwardOutcome{0, false, false};
+    co_return co_await x.answerIoFailure(ec);
+  }
+}
+
+// A 101: the upgraded connection is spliced until either side closes.
+asio::awaitable<ForwardOutcome> relayUpgrade(Exchange& x) {
+  DownstreamRequest& req = x.req;
+  const bool ok = x.in.upgrade;
+  x.control.streaming = ok;
+  co_await writeDownstream(req.stream,
+                           formatResponseHead(101, x.rp->reason, filterResponseHeaders(x.rp->headers, ok),
+                                              BodyFraming::None, 0, false),
+                           x.options.write_timeout);
+  // stop() may have run while the 101 was being written; nothing would end
+  // the splice afterwards.
+  if (ok && !x.control.stopping) {
+    StreamGauge gauge(x.upstream.metrics(), true);
+    co_await spliceUpgraded(req, x.conn, x.options);
+  }
+  x.conn->close();
+  x.control.active.reset();
+  x.control.streaming = false;
+  co_return ForwardOutcome{101, false, true};
+}
+
+ResponseFraming responseFraming(const Exchange& x) {
+  const DownstreamRequest& req = x.req;
+  const unsigned status = x.rp->status;
+  ResponseFraming out;
+  out.no_body = req.method == "HEAD" || status == 204 || status == 304;
+  out.keep = req.keep_alive && req.parser.is_done() && !x.control.stopping;
+  if (auto cl = x.rp->content_length(); cl && status != 204) {
+    out.framing = BodyFraming::ContentLength;
+    out.length = *cl;
+  } else if (out.no_body) {
+    out.framing = BodyFraming::None;
+  } else if (req.http10) {
+    out.keep = false;  // an HTTP/1.0 client reads an unsized body until close
+  } else {
+    out.framing = BodyFraming::Chunked;
+  }
+  return out;
+}
+
+// Read-your-writes: a successful write's answer waits for the cache. Bodies the proxy
+// cannot read (compressed) or too large to hold pass unheld; `held` then carries what
+// was already read. nullopt: relay the answer as usual.
+asio::awaitable<std::optional<ForwardOutcome>> holdForCache(Exchange& x, const WriteSyncTarget& sync,
+                                                            const ResponseFraming& out, std::string& held) {
+  const unsigned status = x.rp->status;
+  if (status / 100 != 2 || out.no_body || !findHeader(x.rp->headers, "Content-Encoding").empty()) {
+    co_return std::nullopt;
+  }
+  const bool read = co_await readHeldBody(*x.conn, *x.rp, x.buf, held);
+  if (!read) {  // the upstream failed mid-answer: like a truncated relay
+    x.conn->close();
+    x.control.active.reset();
+    co_return ForwardOutcome{status, false, false};
+  }
+  if (!x.rp->is_done()) co_return std::nullopt;
+  // The upstream connection is done with before the wait, so nothing idles on it.
+  x.releaseConnection();
+  x.control.active.reset();
+  co_return co_await answerAfterCacheSync(x.req, status, x.rp->headers, std::move(held), sync, out.keep, x.options);
+}
+
+// The answer's head, then its body as it comes (`held`: the part already read). A
+// long-running answer ends when its client leaves.
+asio::awaitable<ForwardOutcome> relayResponse(Exchange& x, const ResponseFraming& out, const std::string& held) {
+  DownstreamRequest& req = x.req;
+  const unsigned status = x.rp->status;
+  const bool long_running = req.info.verb == "watch" || (!out.no_body && !x.rp->content_length());
+  StreamGauge gauge(x.upstream.metrics(), long_running);
+  x.control.streaming = long_running;
+
+  HeaderList out_headers = filterResponseHeaders(x.rp->headers, false);
+  out_headers.emplace_back(kServedByHeader, "upstream");  // how it was served (docs/routing.md)
+  co_await writeDownstream(req.stream, formatResponseHead(status, x.rp->reason, out_headers, out.framing, out.length, out.keep),
+                           x.options.write_timeout);
+  if (!held.empty()) co_await writeDownstreamBody(req.stream, held.data(), held.size(), out.chunked(), x.options.write_timeout);
+  // A client that leaves closes the upstream connection: its watch is released at once.
+  std::shared_ptr<ClientWatch> watch;
+  if (long_running) watch = startClientWatch(req.stream, req.buffer, [conn = x.conn] { conn->close(); });
+  bool completed = false;
+  std::exception_ptr client_failure;
+  try {
+    completed = co_await relayResponseBody(req, *x.conn, *x.rp, x.buf, out.chunked(), x.control, x.options);
+  } catch (...) {
+    client_failure = std::current_exception();  // co_await is not allowed inside a handler
+  }
+  if (watch) co_await endClientWatch(*watch, req.stream);
+  x.control.active.reset();
+  x.control.streaming = false;
+  if (client_failure) {
+    x.conn->close();
+    std::rethrow_exception(client_failure);
+  }
+  if (!completed || (watch && watch->gone)) {
+    x.conn->close();
+    co_return ForwardOutcome{status, false, long_running};
+  }
+  if (out.chunked()) co_await writeDownstream(req.stream, "0\r\n\r\n", x.options.write_timeout);
+  x.releaseConnection();
+  co_return ForwardOutcome{status, out.keep, long_running};
+}
+
 }  // namespace
 
 asio::awaitable<void> writeDownstream(DownstreamStream& stream, const std::string& data, std::chrono::milliseconds timeout) {
@@ -347,11 +451,17 @@ asio::awaitable<void> writeDownstream(DownstreamStream& stream, const std::strin
   stream.expires_never();
 }
 
-std::string formatAnswer(const HttpAnswer& answer, bool keep_alive) {
-  HeaderList headers = {{"Cache-Control", "no-cache, private"}, {"Content-Type", answer.content_type}};
-  if (answer.retry_after_seconds > 0) headers.emplace_back("Retry-After", std::to_string(answer.retry_after_seconds));
-  return formatResponseHead(answer.code, "", headers, BodyFraming::ContentLength, answer.body.size(), keep_alive) +
-         answer.body;
+asio::awaitable<void> writeDownstreamBody(DownstreamStream& stream, const char* data, size_t n, bool chunked,
+                                          std::chrono::milliseconds timeout) {
+  stream.expires_after(timeout);
+  if (chunked) {
+    const std::string size_line = fmt::format("{:x}\r\n", n);
+    std::array<asio::const_buffer, 3> framed = {asio::buffer(size_line), asio::buffer(data, n), asio::buffer("\r\n", 2)};
+    co_await asio::async_write(stream, framed, use_awaitable);
+  } else {
+    co_await asio::async_write(stream, asio::buffer(data, n), use_awaitable);
+  }
+  stream.expires_never();
 }
 
 asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, UpstreamPool& pool, SessionControl& control,
@@ -360,212 +470,28 @@ asio::awaitable<ForwardOutcome> forwardToUpstream(DownstreamRequest& req, Upstre
   if (const auto* health = upstream.health(); health && !health->up()) {
     co_return co_await answerUnavailable(req, upstream, *health, options);
   }
-  const UpstreamOptions& up = upstream.options();
-  BodyFraming framing = BodyFraming::None;
-  uint64_t length = 0;
-  if (req.parser.chunked()) {
-    framing = BodyFraming::Chunked;
-  } else if (auto cl = req.parser.content_length()) {
-    framing = BodyFraming::ContentLength;
-    length = *cl;
-  }
-  const bool has_body = !req.parser.is_done();
-  const bool upgrade = isUpgradeRequest(req.headers);
-  const uint64_t body_limit =
-      has_body && !upgrade && bodyIsLimited(req.info) ? options.max_request_body_bytes : 0;  // 0: unlimited
-  if (body_limit > 0 && framing == BodyFraming::ContentLength && length > body_limit) {
+  Exchange x{req, pool, control, options, upstream, requestFraming(req, options), std::vector<char>(options.stream_buffer_bytes)};
+  if (x.in.body_limit > 0 && x.in.framing == BodyFraming::ContentLength && x.in.length > x.in.body_limit) {
     co_return co_await refuseLargeBody(req, options);
   }
   // Gateway mode forwards the caller's identity: its own token, or the proxy's with
-  // impersonation headers for a client-certificate user (see http_server.cpp).
+  // impersonation headers for a client-certificate user (see auth/gateway_admission.h).
   HeaderList headers = filterRequestHeaders(
       req.headers, {upstream.hostHeader(), req.upstream_token.empty() ? upstream.bearerToken() : req.upstream_token,
                     req.client_ip});
   headers.insert(headers.end(), req.upstream_identity_headers.begin(), req.upstream_identity_headers.end());
-  const std::string head = formatRequestHead(req.method, up.path_prefix + req.target, headers, framing, length);
+  const std::string head =
+      formatRequestHead(req.method, upstream.options().path_prefix + req.target, headers, x.in.framing, x.in.length);
 
-  UpstreamConnectionPtr conn;
-  std::optional<UpstreamParser> rp;
-  std::vector<char> buf(options.stream_buffer_bytes);
-  error_code ec;
-  for (int attempt = 0;; ++attempt) {
-    bool reused = false;
-    std::optional<UpstreamFailure> failure;
-    try {
-      conn = co_await pool.acquire(attempt == 0, reused);
-    } catch (const UpstreamFailure& f) {
-      failure = f;  // co_await is not allowed inside a handler
-    }
-    if (failure) co_return co_await answerFailure(req, upstream, *failure, options);
-    control.active = conn;
-    // A pooled connection the upstream closed meanwhile fails on first use; a
-    // request whose body has not been consumed can be retried once on a fresh
-    // connection (what Go's Transport does for idempotent requests).
-    const bool retryable = reused && !has_body;
-    ec = co_await writeUpstreamRaw(*conn, head, options.write_timeout);
-    if (ec) {
-      conn->close();
-      if (retryable) continue;
-      co_return co_await answerFailure(req, upstream, {Reason::ServiceUnavailable, "io", upstream.reachError(ec.message())}, options);
-    }
-    if (has_body) {
-      reserveReadSize(req.buffer, buf.size());
-      if (headerNameEquals(findHeader(req.headers, "Expect"), "100-continue")) {
-        co_await writeDownstream(req.stream, "HTTP/1.1 100 Continue\r\n\r\n", options.write_timeout);
-      }
-      const bool chunked = framing == BodyFraming::Chunked;
-      uint64_t body_bytes = 0;
-      while (!req.parser.is_done()) {
-        req.parser.setBodyBuffer(buf.data(), buf.size());
-        req.stream.expires_after(options.idle_timeout);
-        co_await http::async_read_some(req.stream, req.buffer, req.parser, redirect_error(use_awaitable, ec));
-        req.stream.expires_never();
-        if (ec == http::error::need_buffer) ec = {};
-        const size_t n = req.parser.bodyUsed();
-        if (ec) {  // the client went away mid-body: nobody to answer
-          conn->close();
-          co_return ForwardOutcome{0, false, false};
-        }
-        if (n == 0) continue;
-        body_bytes += n;
-        if (body_limit > 0 && body_bytes > body_limit) {  // a chunked body: its size shows only now
-          conn->close();  // the upstream sees an unfinished body and drops the request
-          co_return co_await refuseLargeBody(req, options);
-        }
-        ec = co_await writeUpstreamBody(*conn, buf.data(), n, chunked, options.write_timeout);
-        if (ec) {
-          conn->close();
-          co_return co_await answerFailure(req, upstream, {Reason::ServiceUnavailable, "io", upstream.reachError(ec.message())}, options);
-        }
-      }
-      if (chunked) ec = co_await writeUpstreamRaw(*conn, "0\r\n\r\n", options.write_timeout);
-    }
-    reserveReadSize(conn->buffer, buf.size());
-    // Skip informational answers (100 Continue) until the final one or a 101.
-    do {
-      rp.emplace();
-      rp->header_limit(static_cast<uint32_t>(options.max_header_bytes));
-      rp->body_limit(kUnlimitedBody);
-      if (req.method == "HEAD") rp->skip(true);
-      co_await onUpstream(*conn, [&](auto& s) { return http::async_read_header(s, conn->buffer, *rp, redirect_error(use_awaitable, ec)); });
-    } while (!ec && rp->status / 100 == 1 && rp->status != 101);
-    if (ec) {
-      conn->close();
-      if (retryable && attempt == 0 && !control.stopping) continue;
-      if (control.stopping) co_return ForwardOutcome{0, false, false};
-      co_return co_await answerFailure(req, upstream, {Reason::ServiceUnavailable, "io", upstream.reachError(ec.message())}, options);
-    }
-    break;
-  }
+  if (auto answered = co_await exchangeHeads(x, head)) co_return *answered;
   if (auto* health = upstream.health()) health->answered();
-
-  const unsigned status = rp->status;
-  const HeaderList& response_headers = rp->headers;
-
-  if (status == 101) {
-    const bool ok = upgrade;
-    control.streaming = ok;
-    co_await writeDownstream(req.stream, formatResponseHead(101, rp->reason, filterResponseHeaders(response_headers, ok), BodyFraming::None, 0, false), options.write_timeout);
-    // stop() may have run while the 101 was being written; nothing would end
-    // the splice afterwards.
-    if (ok && !control.stopping) {
-      StreamGauge gauge(upstream.metrics(), true);
-      co_await spliceUpgraded(req, conn, options);
-    }
-    conn->close();
-    control.active.reset();
-    control.streaming = false;
-    co_return ForwardOutcome{101, false, true};
-  }
-
-  const bool no_body = req.method == "HEAD" || status == 204 || status == 304;
-  BodyFraming out_framing = BodyFraming::None;
-  uint64_t out_length = 0;
-  bool keep = req.keep_alive && req.parser.is_done() && !control.stopping;
-  if (auto cl = rp->content_length(); cl && status != 204) {
-    out_framing = BodyFraming::ContentLength;
-    out_length = *cl;
-  } else if (no_body) {
-    out_framing = BodyFraming::None;
-  } else if (req.http10) {
-    keep = false;  // an HTTP/1.0 client reads an unsized body until close
-  } else {
-    out_framing = BodyFraming::Chunked;
-  }
-  const bool chunked = out_framing == BodyFraming::Chunked;
-
-  // Read-your-writes: a successful write's answer waits for the cache. Bodies the proxy
-  // cannot read (compressed) or too large to hold pass unheld; `held` then carries what
-  // was already read.
+  if (x.rp->status == 101) co_return co_await relayUpgrade(x);
+  const ResponseFraming out = responseFraming(x);
   std::string held;
-  if (sync && status / 100 == 2 && !no_body && findHeader(response_headers, "Content-Encoding").empty()) {
-    const bool read = co_await readHeldBody(*conn, *rp, buf, held);
-    if (!read) {  // the upstream failed mid-answer: like a truncated relay
-      conn->close();
-      control.active.reset();
-      co_return ForwardOutcome{status, false, false};
-    }
-    if (rp->is_done()) {
-      // The upstream connection is done with before the wait, so nothing idles on it.
-      if (rp->keep_alive()) {
-        pool.release(std::move(conn));
-      } else {
-        conn->close();
-      }
-      control.active.reset();
-      co_return co_await answerAfterCacheSync(req, status, response_headers, std::move(held), *sync, keep, options);
-    }
+  if (sync) {
+    if (auto answered = co_await holdForCache(x, *sync, out, held)) co_return *answered;
   }
-  const bool long_running = req.info.verb == "watch" || (!no_body && !rp->content_length());
-  StreamGauge gauge(upstream.metrics(), long_running);
-  control.streaming = long_running;
-
-  HeaderList out_headers = filterResponseHeaders(response_headers, false);
-  out_headers.emplace_back(kServedByHeader, "upstream");  // how it was served (docs/routing.md)
-  co_await writeDownstream(req.stream, formatResponseHead(status, rp->reason, out_headers, out_framing, out_length, keep),
-                           options.write_timeout);
-  if (!held.empty()) co_await writeDownstreamBody(req.stream, held.data(), held.size(), chunked, options.write_timeout);
-  std::shared_ptr<ClientWatch> watch;
-  if (long_running) {
-    watch = std::make_shared<ClientWatch>();
-    auto executor = co_await asio::this_coro::executor;
-    watch->done = std::make_shared<asio::steady_timer>(executor, std::chrono::steady_clock::time_point::max());
-    asio::co_spawn(executor, watchClient(req.stream, req.buffer, conn, watch), [watch](std::exception_ptr) {
-      watch->finished = true;
-      watch->done->cancel();
-    });
-  }
-  bool completed = false;
-  std::exception_ptr client_failure;
-  try {
-    completed = co_await relayResponseBody(req, *conn, *rp, buf, chunked, control, options);
-  } catch (...) {
-    client_failure = std::current_exception();  // co_await is not allowed inside a handler
-  }
-  if (watch && !watch->finished) {
-    // The watch reads the client socket and the session's buffer, so it must be
-    // over before this frame (and maybe the session) goes away.
-    error_code ignored;
-    req.stream.socket().cancel(ignored);
-    co_await watch->done->async_wait(redirect_error(use_awaitable, ignored));
-  }
-  control.active.reset();
-  control.streaming = false;
-  if (client_failure) {
-    conn->close();
-    std::rethrow_exception(client_failure);
-  }
-  if (!completed || (watch && watch->gone)) {
-    conn->close();
-    co_return ForwardOutcome{status, false, long_running};
-  }
-  if (chunked) co_await writeDownstream(req.stream, "0\r\n\r\n", options.write_timeout);
-  if (rp->keep_alive()) {
-    pool.release(std::move(conn));
-  } else {
-    conn->close();
-  }
-  co_return ForwardOutcome{status, keep, long_running};
+  co_return co_await relayResponse(x, out, held);
 }
 
 }  // namespace proxy::io

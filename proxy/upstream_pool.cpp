@@ -1,16 +1,22 @@
 // Upstream: TLS material and identity of the apiserver; UpstreamPool: keep-alive
 // connections to it, one pool per io thread.
+
+#include "proxy/upstream_pool.h"
+
+#include <sys/socket.h>
+
+#include <array>
 #include <cerrno>
 
+#include <boost/asio/write.hpp>
 #include <fmt/format.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 
 #include "cache/clock.h"
-#include "proxy/io_internal.h"
 #include "proxy/proxy_metrics.h"
+#include "proxy/raw_parser.h"
 #include "proxy/upstream/upstream_tls.h"
 
 namespace proxy::io {
@@ -150,9 +156,29 @@ asio::awaitable<UpstreamConnectionPtr> UpstreamPool::connect() {
   co_return conn;
 }
 
-}  // namespace proxy::io
+asio::awaitable<error_code> writeUpstream(UpstreamConnection& conn, const std::string& data,
+                                          std::chrono::milliseconds timeout) {
+  error_code ec;
+  conn.tcp().expires_after(timeout);
+  co_await conn.visit([&](auto& s) { return asio::async_write(s, asio::buffer(data), redirect_error(use_awaitable, ec)); });
+  conn.tcp().expires_never();
+  co_return ec;
+}
 
-namespace proxy::io {
+asio::awaitable<error_code> writeUpstreamBody(UpstreamConnection& conn, const char* data, size_t n, bool chunked,
+                                              std::chrono::milliseconds timeout) {
+  error_code ec;
+  const std::string size_line = fmt::format("{:x}\r\n", n);
+  std::array<asio::const_buffer, 3> framed = {asio::buffer(size_line), asio::buffer(data, n), asio::buffer("\r\n", 2)};
+  conn.tcp().expires_after(timeout);
+  if (chunked) {
+    co_await conn.visit([&](auto& s) { return asio::async_write(s, framed, redirect_error(use_awaitable, ec)); });
+  } else {
+    co_await conn.visit([&](auto& s) { return asio::async_write(s, asio::buffer(data, n), redirect_error(use_awaitable, ec)); });
+  }
+  conn.tcp().expires_never();
+  co_return ec;
+}
 
 asio::awaitable<UpstreamReply> callUpstream(UpstreamPool& pool, const std::string& method, const std::string& path,
                                             const std::string& body, std::chrono::milliseconds timeout,
@@ -169,18 +195,17 @@ asio::awaitable<UpstreamReply> callUpstream(UpstreamPool& pool, const std::strin
     return UpstreamFailure(ec == beast::error::timeout ? Reason::Timeout : Reason::ServiceUnavailable,
                            ec == beast::error::timeout ? "timeout" : "io", upstream.reachError(ec.message()));
   };
-  auto visit = [](UpstreamConnection& conn, auto&& f) { return std::visit(f, conn.stream); };
   for (int attempt = 0;; ++attempt) {
     bool reused = false;
     UpstreamConnectionPtr conn = co_await pool.acquire(attempt == 0, reused);
     error_code ec;
     conn->tcp().expires_after(timeout);
-    co_await visit(*conn, [&](auto& s) { return asio::async_write(s, asio::buffer(request), redirect_error(use_awaitable, ec)); });
+    co_await conn->visit([&](auto& s) { return asio::async_write(s, asio::buffer(request), redirect_error(use_awaitable, ec)); });
     UpstreamParser rp;
     rp.header_limit(static_cast<uint32_t>(options.max_header_bytes));
     rp.body_limit(max_body);
     if (!ec) {
-      co_await visit(*conn, [&](auto& s) { return http::async_read_header(s, conn->buffer, rp, redirect_error(use_awaitable, ec)); });
+      co_await conn->visit([&](auto& s) { return http::async_read_header(s, conn->buffer, rp, redirect_error(use_awaitable, ec)); });
     }
     if (ec) {
       conn->close();
@@ -191,7 +216,7 @@ asio::awaitable<UpstreamReply> callUpstream(UpstreamPool& pool, const std::strin
     std::vector<char> buf(16 * 1024);
     while (!rp.is_done() && !ec) {
       rp.setBodyBuffer(buf.data(), buf.size());
-      co_await visit(*conn, [&](auto& s) { return http::async_read_some(s, conn->buffer, rp, redirect_error(use_awaitable, ec)); });
+      co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, rp, redirect_error(use_awaitable, ec)); });
       if (ec == http::error::need_buffer) ec = {};
       reply.body.append(buf.data(), rp.bodyUsed());
     }

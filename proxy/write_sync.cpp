@@ -7,6 +7,8 @@
 
 #include "cache/object.h"
 #include "cache/resource_version.h"
+#include "watch/cached_resource.h"
+#include "watch/informer_registry.h"
 
 namespace proxy {
 namespace {
@@ -119,6 +121,28 @@ std::string writeSyncTimeoutWarning(std::string_view resource, std::chrono::mill
       "299 - \"kube-cache-proxy: the cache of {} did not show this write within {} ms; reads through the proxy "
       "with resourceVersion=0 may not see it yet\"",
       resource, waited.count());
+}
+
+std::optional<WriteSyncTarget> writeSyncTargetFor(const RequestInfo& info, std::string_view target,
+                                                  const ServerOptions& options, watch::InformerRegistry* registry,
+                                                  ProxyMetrics& metrics) {
+  if (!registry || !info.is_resource_request) return std::nullopt;
+  if (!options.write_sync && options.write_sync_resources.empty()) return std::nullopt;
+  const std::string display = info.api_group.empty() ? info.resource : info.resource + "." + info.api_group;
+  bool on = options.write_sync;
+  if (auto it = options.write_sync_resources.find(display); it != options.write_sync_resources.end()) on = it->second;
+  if (!on) return std::nullopt;
+  const size_t qmark = target.find('?');
+  const cache::QueryValues query =
+      cache::QueryValues::parse(qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1));
+  if (!isObjectWrite(info, query)) return std::nullopt;
+  // The namespace object is cluster-scoped: /api/v1/namespaces/<n> names it, not a namespace.
+  const bool namespace_object = info.api_group.empty() && info.resource == "namespaces";
+  std::shared_ptr<watch::CachedResource> cached =
+      registry->findRunning(info.api_group, info.api_version, info.resource, namespace_object ? "" : info.namespace_);
+  if (!cached || !cached->hasSynced()) return std::nullopt;
+  std::string ns = cached->resource().namespaced ? info.namespace_ : "";
+  return WriteSyncTarget{std::move(cached), std::move(ns), options.write_sync_timeout, metrics};
 }
 
 }  // namespace proxy

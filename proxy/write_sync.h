@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,12 @@
 #include "cache/query_values.h"
 #include "cache/thread_safe_store.h"
 #include "proxy/request_info.h"
+#include "proxy/server_options.h"
+
+namespace watch {
+class CachedResource;
+class InformerRegistry;
+}  // namespace watch
 
 namespace proxy {
 
@@ -59,5 +66,23 @@ bool satisfiedBy(const WriteExpectation& expected, const cache::ThreadSafeStore&
 // The Warning header value for an answer sent before the cache caught up, in the
 // apiserver's format: `299 - "..."`.
 std::string writeSyncTimeoutWarning(std::string_view resource, std::chrono::milliseconds waited);
+
+class ProxyMetrics;
+
+// Read-your-writes for one write: its answer waits until the cache of `cached` shows the
+// write, at most `timeout`.
+struct WriteSyncTarget {
+  std::shared_ptr<watch::CachedResource> cached;
+  std::string request_namespace;  // the store namespace the request names ("" cluster-scoped)
+  std::chrono::milliseconds timeout;
+  ProxyMetrics& metrics;
+};
+
+// The cache the answer to `info` (request target `target`) waits for, or nullopt: only
+// object writes to a resource that --write-sync (or its per-resource list) turns on, and
+// only while the cache of that resource runs and has synced.
+std::optional<WriteSyncTarget> writeSyncTargetFor(const RequestInfo& info, std::string_view target,
+                                                  const ServerOptions& options, watch::InformerRegistry* registry,
+                                                  ProxyMetrics& metrics);
 
 }  // namespace proxy

@@ -131,6 +131,8 @@ class Reflector {
 
   Outcome relist(std::stop_token stop);
   Outcome watchList(std::stop_token stop, bool& fall_back);
+  // How a watch-list that ended before its sync goes on: relist and retry, or fall back to LIST.
+  Outcome watchListEndedUnsynced(const WatchResult& result, bool& fall_back);
   Outcome listThenWatch(std::stop_token stop);
   Outcome watchFrom(uint64_t rv, std::stop_token stop);
   // Runs options_.warm_start; returns the saved RV (0: none, or the state was refused).

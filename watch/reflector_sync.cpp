@@ -114,6 +114,10 @@ Reflector::Outcome Reflector::watchList(std::stop_token stop, bool& fall_back) {
     fall_back = true;
     return {};
   }
+  return watchListEndedUnsynced(result, fall_back);
+}
+
+Reflector::Outcome Reflector::watchListEndedUnsynced(const WatchResult& result, bool& fall_back) {
   switch (result.end) {
     case WatchEnd::HttpError: {
       const int code = result.status;

@@ -1,8 +1,8 @@
 #pragma once
 // Gateway mode's authentication and authorization decisions, without the network: which
 // credential a request carries, the cache keys of its reviews, the decision caches, and
-// the 401/403 the apiserver would answer. The io code (http_server.cpp) asks here first
-// and posts a review to the upstream only on a cache miss.
+// the 401/403 the apiserver would answer. The admission steps (gateway_admission.h) ask
+// here first, and the session posts a review to the upstream only on a cache miss.
 //
 // Keys never hold a raw token: a SHA-256 of it, so a heap dump shows no credential.
 

@@ -10,7 +10,7 @@
 // the flight is removed, so a later request finds it in the decision cache (when it was
 // definitive) or starts a new flight.
 //
-// Only http_server.cpp includes this (it needs Asio).
+// Only proxy_server.cpp includes this (it needs Asio).
 
 #include <chrono>
 #include <memory>

@@ -1,0 +1,59 @@
+#include "proxy/auth/gateway_admission.h"
+
+#include <spdlog/spdlog.h>
+
+#include "proxy/answers.h"
+
+namespace proxy::auth {
+
+std::optional<ApiStatus> admitCertificateUser(const UserInfo& user, bool impersonating, const RequestInfo& info,
+                                              HeaderList& identity_headers) {
+  // The proxy impersonates a certificate user with its own credentials; impersonation
+  // cannot be chained, so such a caller cannot ask for more.
+  if (impersonating) {
+    return forbiddenStatus(user, {false, "impersonate", "", "", "", "", "", "", info.path},
+                           "client-certificate users cannot impersonate through kube-cache-proxy");
+  }
+  identity_headers.emplace_back("Impersonate-User", user.name);
+  for (const auto& group : user.groups) {
+    if (group != "system:authenticated") identity_headers.emplace_back("Impersonate-Group", group);
+  }
+  return std::nullopt;
+}
+
+bool refuseNewToken(GatewayAuth& gateway, FailureLimiter& failures, const std::string& token,
+                    const std::string& client_ip) {
+  return !gateway.tokens().find(GatewayAuth::tokenKey(token)) && failures.exhausted(client_ip);
+}
+
+std::variant<UserInfo, ApiStatus> afterTokenReview(const TokenReviewResult& review, FailureLimiter& failures,
+                                                   const std::string& client_ip) {
+  if (review.throttled) return tooManyRequestsStatus();
+  if (review.authenticated) return review.user;
+  failures.failed(client_ip);
+  return unauthorizedStatus();
+}
+
+bool cacheableForCaller(const RequestInfo& info, bool impersonating, bool has_cache) {
+  return !impersonating && has_cache && info.is_resource_request && info.subresource.empty() &&
+         (info.verb == "get" || info.verb == "list" || info.verb == "watch") && GatewayAuth::reviewableNames(info);
+}
+
+std::optional<ApiStatus> afterAccessReview(const AccessReviewResult& access, const UserInfo& user,
+                                           const AccessAttributes& attrs) {
+  if (access.allowed) return std::nullopt;
+  if (access.throttled) return tooManyRequestsStatus();
+  if (!access.definitive) {
+    // Fail closed, and say why: the apiserver cannot be asked.
+    spdlog::warn("subject access review failed: {}", access.error);
+    ApiStatus status;
+    status.reason = Reason::ServiceUnavailable;
+    status.message = "authorization check failed: " + access.error;
+    return status;
+  }
+  // Denied: exactly the 403 the apiserver gives this caller. A cluster-wide LIST or
+  // WATCH by a caller allowed only in some namespaces is denied here too, not filtered.
+  return forbiddenStatus(user, attrs, access.reason);
+}
+
+}  // namespace proxy::auth

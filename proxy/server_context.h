@@ -1,0 +1,113 @@
+#pragma once
+// Internal to the server's event-loop code (proxy_server.cpp, session.cpp): what a
+// ProxyServer shares with every connection it serves, and the event loops that serve them.
+//
+// ServerContext is built once and outlives every io thread. Fields are set before start()
+// and read-only afterwards, except the thread-safe members (metrics, limiters, decision
+// caches, flights, `stopping`) and the drain count (guarded by drain_mu).
+
+#include <atomic>
+#include <condition_variable>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+
+#include <boost/asio/executor_work_guard.hpp>
+
+#include "proxy/asio_beast.h"
+#include "proxy/auth/failure_limiter.h"
+#include "proxy/auth/gateway_auth.h"
+#include "proxy/auth/review_flights.h"
+#include "proxy/auth/user_info.h"
+#include "proxy/client_limiter.h"
+#include "proxy/downstream_stream.h"
+#include "proxy/proxy_metrics.h"
+#include "proxy/request_filter.h"
+#include "proxy/resource_labels.h"
+#include "proxy/server_options.h"
+#include "proxy/serving_tls.h"
+#include "proxy/session_control.h"
+#include "proxy/upstream.h"
+#include "proxy/upstream_options.h"
+#include "proxy/upstream_pool.h"
+
+namespace watch {
+class InformerRegistry;
+}
+
+namespace proxy::io {
+
+// One client connection. Touched only by its io thread.
+struct Session {
+  Session(asio::ip::tcp::socket&& socket, std::shared_ptr<asio::ssl::context> tls)
+      : stream(std::move(socket), tls), verified_with(std::move(tls)) {}
+  DownstreamStream stream;
+  beast::flat_buffer buffer;
+  SessionControl control;
+  bool idle = true;  // waiting for the next request head
+  std::optional<auth::UserInfo> certificate_user;  // a verified client certificate's identity
+  std::time_t certificate_not_after = 0;
+  // The serving context (client CA) the certificate was last verified with.
+  std::shared_ptr<asio::ssl::context> verified_with;
+  ClientLimiter::Slot connection_slot;             // held for the connection's lifetime
+};
+using SessionPtr = std::shared_ptr<Session>;
+
+// One event loop with its own upstream connections.
+struct Worker {
+  Worker(Upstream& upstream, const ServerOptions& options)
+      : pool(upstream, ctx, options), guard(asio::make_work_guard(ctx)) {}
+  asio::io_context ctx{1};
+  UpstreamPool pool;
+  asio::executor_work_guard<asio::io_context::executor_type> guard;
+  std::unordered_set<SessionPtr> sessions;  // live connections, for shutdown
+  std::thread thread;
+};
+
+struct ServerContext {
+  ServerContext(ServerOptions server, const UpstreamOptions& upstream_options)
+      : options(std::move(server)),
+        request_filter(options.request_filter),
+        upstream(upstream_options, metrics),
+        watch_limiter(options.max_watches_per_client, options.max_inflight_watches),
+        connection_limiter(options.max_connections_per_client, options.max_connections),
+        request_limiter(0, options.max_requests_inflight),
+        review_limiter(0, options.max_inflight_reviews) {}
+  ServerContext(const ServerContext&) = delete;
+  ServerContext& operator=(const ServerContext&) = delete;
+
+  // A session counted by the accept loop has ended; wakes stop() at the last one.
+  void sessionEnded() {
+    std::lock_guard lock(drain_mu);
+    if (--open_sessions == 0) drained.notify_all();
+  }
+
+  const ServerOptions options;
+  const RequestFilter request_filter;  // kubectl proxy's --accept-hosts and friends
+  ProxyMetrics metrics;
+  Upstream upstream;
+  ClientLimiter watch_limiter;
+  ClientLimiter connection_limiter;  // per client address
+  ClientLimiter request_limiter;     // requests in flight that are not long-running
+  ClientLimiter review_limiter;      // gateway reviews in flight upstream
+  ResourceLabels resource_labels;
+  std::function<bool()> ready;
+  std::shared_ptr<watch::InformerRegistry> registry;  // null: everything passes through
+  std::unique_ptr<ServingTls> tls;                    // null: plain HTTP
+  std::unique_ptr<auth::GatewayAuth> gateway;         // null: sidecar mode
+  auth::ReviewFlights<auth::TokenReviewResult> token_flights;
+  // Failed authentications per client address: 20 at once, then 2 per second.
+  auth::FailureLimiter auth_failures{2.0, 20.0};
+  auth::ReviewFlights<auth::AccessReviewResult> access_flights;
+  std::atomic<bool> stopping{false};
+
+  std::mutex drain_mu;
+  std::condition_variable drained;
+  size_t open_sessions = 0;  // guarded by drain_mu
+};
+
+}  // namespace proxy::io
