@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 
+#include "cache/clock.h"
 #include "proxy/asio_beast.h"
 #include "proxy/downstream_request.h"
 #include "proxy/forward_outcome.h"
@@ -35,6 +36,7 @@ struct CacheContext {
   SessionControl& control;
   const ServerOptions& options;
   ProxyMetrics& metrics;
+  const cache::Clock& clock;  // the process's: requests' arrival, waits and deadlines
 };
 
 // Answers `req` from the cache and returns how it went, or nullopt without having read
@@ -46,7 +48,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
 // `arrived` set: a consistent read (C1), which needs a revision read after it arrived;
 // else a state at least as new as `min_rv` (RV=N, R3).
 struct FreshnessNeed {
-  std::optional<std::chrono::steady_clock::time_point> arrived;
+  std::optional<cache::Clock::TimePoint> arrived;
   uint64_t min_rv = 0;
 };
 // Proves the cache of `cached` fresh enough for `need` within namespace `ns` ("" = all),
@@ -66,7 +68,7 @@ std::string collectionPath(const RequestInfo& info, std::string_view ns);
 // (false), checking it with a timer whose interval doubles from `first` up to `longest`:
 // the waits this serves (R7, C1 fences, read-your-writes) are usually a few milliseconds,
 // and polling costs nothing on the reflector's write path.
-asio::awaitable<bool> awaitStore(std::function<bool()> done, std::chrono::steady_clock::time_point deadline,
+asio::awaitable<bool> awaitStore(const cache::Clock& clock, std::function<bool()> done, cache::Clock::TimePoint deadline,
                                  std::chrono::microseconds first, std::chrono::microseconds longest);
 
 // R7 for a read or watch at RV=N beyond the cache. The apiserver brings its watch cache to
@@ -84,11 +86,11 @@ asio::awaitable<ResourceVersionWait> awaitResourceVersionOrPassThrough(CacheCont
 // Waits until `store` shows the write `expected` describes (true) or `deadline` passes
 // (false). The watch event usually lands within a millisecond or two of the answer, so
 // the polling interval starts small and stays small.
-asio::awaitable<bool> awaitCacheShows(const WriteExpectation& expected, const cache::ThreadSafeStore& store,
-                                      std::chrono::steady_clock::time_point deadline);
+asio::awaitable<bool> awaitCacheShows(const cache::Clock& clock, const WriteExpectation& expected,
+                                      const cache::ThreadSafeStore& store, cache::Clock::TimePoint deadline);
 
 // Waits until `store` reaches `rv` (true) or `deadline` passes (false).
-asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,
-                                           std::chrono::steady_clock::time_point deadline);
+asio::awaitable<bool> awaitResourceVersion(const cache::Clock& clock, const cache::ThreadSafeStore& store, uint64_t rv,
+                                           cache::Clock::TimePoint deadline);
 
 }  // namespace proxy::io

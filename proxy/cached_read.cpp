@@ -36,7 +36,6 @@ namespace {
 
 using asio::redirect_error;
 using asio::use_awaitable;
-using Clock = std::chrono::steady_clock;
 
 // The apiserver's blockTimeout for an RV the cache has not reached (R7), used while the
 // upstream is down; otherwise the catch-up wait before such a read passes through.
@@ -205,7 +204,7 @@ bool readsAtOnce(const ServerOptions& options, const watch::ApiResource& resourc
 // the cache's knowledge is (since an upstream event or bookmark, or a freshness probe).
 HeaderList stalenessHeaders(const watch::CachedResource& cached) {
   const auto known = std::max(cached.dispatcher().lastUpdate(), cached.freshness().lastProven());
-  const double seconds = std::chrono::duration<double>(Clock::now() - known).count();
+  const double seconds = std::chrono::duration<double>(cached.clock().now() - known).count();
   return {{kStalenessHeader, fmt::format("{:.3f}", std::max(0.0, seconds))}};
 }
 
@@ -264,7 +263,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
     case ListPlan::Read::NotOlderThan: {
       FreshnessNeed need;
       if (plan.read == ListPlan::Read::Consistent) {
-        need.arrived = Clock::now();
+        need.arrived = ctx.clock.now();
       } else {
         need.min_rv = plan.rv;
       }
@@ -351,7 +350,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
   std::optional<FreshnessNeed> need;
   if (!rv_param || rv_param->empty()) {
     // RV unset is a quorum read upstream (R2): served only when proven fresh (C1).
-    need = FreshnessNeed{Clock::now(), 0};
+    need = FreshnessNeed{ctx.clock.now(), 0};
   } else {
     const auto rv = cache::ResourceVersion::parse(*rv_param);
     if (!rv) co_return std::nullopt;  // R6: the upstream's own quirky answer
@@ -420,7 +419,7 @@ asio::awaitable<ResourceVersionWait> awaitResourceVersionOrPassThrough(CacheCont
   const bool upstream_down = health && !health->up();
   const auto wait = upstream_down ? std::chrono::duration_cast<std::chrono::milliseconds>(kResourceVersionWait)
                                   : kResourceVersionCatchUp;
-  if (co_await awaitResourceVersion(store, rv, Clock::now() + wait)) co_return ResourceVersionWait::Reached;
+  if (co_await awaitResourceVersion(ctx.clock, store, rv, ctx.clock.now() + wait)) co_return ResourceVersionWait::Reached;
   co_return upstream_down ? ResourceVersionWait::TooLarge : ResourceVersionWait::PassThrough;
 }
 

@@ -31,7 +31,7 @@ namespace {
 
 using asio::redirect_error;
 using asio::use_awaitable;
-using Clock = std::chrono::steady_clock;
+using Clock = cache::Clock;
 
 constexpr size_t kReplayBatch = 256;
 constexpr size_t kFlushBytes = 64 * 1024;
@@ -210,7 +210,7 @@ uint64_t dueBookmarkRV(watch::CachedResource& cached, watch::CacheWatcher& watch
 // the client leaves, the watcher is closed, or the server stops.
 asio::awaitable<void> streamLive(LiveWatch& live, asio::steady_timer& wake_timer, const ClientWatch& client,
                                  CacheContext& ctx, watch::CachedResource& cached, const WatchPlan& plan,
-                                 Clock::time_point started, Clock::time_point deadline) {
+                                 Clock::TimePoint started, Clock::TimePoint deadline) {
   const ServerOptions& options = ctx.options;
   auto next_bookmark = started + options.watch_bookmark_interval;
   bool pre_deadline_sent = false;
@@ -220,7 +220,7 @@ asio::awaitable<void> streamLive(LiveWatch& live, asio::steady_timer& wake_timer
       co_await live.out.flush();
       continue;
     }
-    const auto now = Clock::now();
+    const auto now = ctx.clock.now();
     if (now >= deadline) break;
     const bool pre_deadline = !pre_deadline_sent && now + kPreDeadlineBookmark >= deadline;
     const bool bookmark_due = plan.allow_bookmarks && (now >= next_bookmark || pre_deadline);
@@ -272,14 +272,14 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
   const std::string resource_name = cached->resource().displayName();
   const watch::BookmarkEncoder bookmarks(cached->resource());
   const cache::ThreadSafeStore& store = cached->store();
-  const auto started = Clock::now();
+  const auto started = ctx.clock.now();
   const auto deadline = started + plan.lifetime;
   const bool keep = req.keep_alive && req.parser.is_done();
 
   // W9 at RV=N: serveCachedWatch proved the cache fresh enough, or (upstream down) waited
   // for it to reach N; still short of it, the watch gets one ERROR event (W5).
   if (!proof && plan.wait_for_rv && store.currentRV() < *plan.wait_for_rv) {
-    if (!co_await awaitResourceVersion(store, *plan.wait_for_rv, Clock::now())) {
+    if (!co_await awaitResourceVersion(ctx.clock, store, *plan.wait_for_rv, ctx.clock.now())) {
       const std::string status =
           cache::statusJson(cache::tooLargeResourceVersionStatus(*plan.wait_for_rv, store.currentRV()));
       co_return co_await answerErrorEvent(req, status, keep, options);
@@ -409,7 +409,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
   } else if (plan.consistent) {
     // RV unset (W4, W9): the stream starts at a state at least as new as a revision read
     // after the request arrived (C1).
-    proof = co_await proveFresh(ctx, *cached, info.namespace_, collection, FreshnessNeed{Clock::now(), 0});
+    proof = co_await proveFresh(ctx, *cached, info.namespace_, collection, FreshnessNeed{ctx.clock.now(), 0});
     if (!proof) {
       ctx.metrics.cachePassThrough(cached->resource().displayName(), "unproven");
       co_return std::nullopt;

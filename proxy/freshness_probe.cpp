@@ -145,7 +145,7 @@ asio::awaitable<std::optional<watch::Freshness>> settle(const watch::CachedResou
       co_return watch::Freshness{revision, 0};
     }
     if (cached.clock().now() >= deadline) co_return std::nullopt;
-    const bool moved = co_await awaitStore([&] { return store.currentRV() != before; },
+    const bool moved = co_await awaitStore(cached.clock(), [&] { return store.currentRV() != before; },
                                            std::min(deadline, cached.clock().now() + kQuietWait), 200us, 5ms);
     if (!moved) co_return std::nullopt;
   }
@@ -191,12 +191,12 @@ struct Landing {
 
 }  // namespace
 
-asio::awaitable<bool> awaitStore(std::function<bool()> done, std::chrono::steady_clock::time_point deadline,
+asio::awaitable<bool> awaitStore(const cache::Clock& clock, std::function<bool()> done, cache::Clock::TimePoint deadline,
                                  std::chrono::microseconds first, std::chrono::microseconds longest) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   auto interval = first;
   while (!done()) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock.now();
     if (now >= deadline) co_return false;
     timer.expires_at(std::min(deadline, now + interval));
     error_code ec;
@@ -206,15 +206,15 @@ asio::awaitable<bool> awaitStore(std::function<bool()> done, std::chrono::steady
   co_return true;
 }
 
-asio::awaitable<bool> awaitResourceVersion(const cache::ThreadSafeStore& store, uint64_t rv,
-                                           std::chrono::steady_clock::time_point deadline) {
-  co_return co_await awaitStore([&store, rv] { return store.currentRV() >= rv; }, deadline,
+asio::awaitable<bool> awaitResourceVersion(const cache::Clock& clock, const cache::ThreadSafeStore& store, uint64_t rv,
+                                           cache::Clock::TimePoint deadline) {
+  co_return co_await awaitStore(clock, [&store, rv] { return store.currentRV() >= rv; }, deadline,
                                 std::chrono::microseconds(500), std::chrono::milliseconds(20));
 }
 
-asio::awaitable<bool> awaitCacheShows(const WriteExpectation& expected, const cache::ThreadSafeStore& store,
-                                      std::chrono::steady_clock::time_point deadline) {
-  co_return co_await awaitStore([&expected, &store] { return satisfiedBy(expected, store); }, deadline,
+asio::awaitable<bool> awaitCacheShows(const cache::Clock& clock, const WriteExpectation& expected,
+                                      const cache::ThreadSafeStore& store, cache::Clock::TimePoint deadline) {
+  co_return co_await awaitStore(clock, [&expected, &store] { return satisfiedBy(expected, store); }, deadline,
                                 std::chrono::microseconds(200), std::chrono::milliseconds(2));
 }
 
@@ -247,7 +247,7 @@ asio::awaitable<std::optional<watch::Freshness>> proveFresh(CacheContext& ctx, c
         // Named, not a temporary in the co_await: GCC 12 destroyed an owning lambda
         // temporary there twice (ASan: the flight freed while another waiter polled it).
         const std::function<bool()> landed = [flight = current.get()] { return flight->landed(); };
-        co_await awaitStore(landed, deadline, 200us, 2ms);
+        co_await awaitStore(cached.clock(), landed, deadline, 200us, 2ms);
       }
       if (cached.clock().now() >= deadline) co_return std::nullopt;
       continue;
@@ -261,7 +261,7 @@ asio::awaitable<std::optional<watch::Freshness>> proveFresh(CacheContext& ctx, c
       flights.issue(scope, seat.flight);
       landing.land(co_await runProbe(ctx, cached, ns, collection));
     } else if (const std::function<bool()> landed = [flight = seat.flight.get()] { return flight->landed(); };
-               !co_await awaitStore(landed, deadline, 200us, 2ms)) {
+               !co_await awaitStore(cached.clock(), landed, deadline, 200us, 2ms)) {
       co_return std::nullopt;
     } else {
       ctx.metrics.freshnessProbeShared(cached.resource().displayName());

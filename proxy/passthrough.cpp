@@ -106,9 +106,9 @@ asio::awaitable<ForwardOutcome> answerAfterCacheSync(DownstreamRequest& req, uns
   const std::string resource = cached.resource().displayName();
   HeaderList out_headers = filterResponseHeaders(response_headers, false);
   if (const auto expected = expectationFor(req.info, sync.request_namespace, body)) {
-    const auto start = std::chrono::steady_clock::now();
-    const bool shown = co_await awaitCacheShows(*expected, cached.store(), start + sync.timeout);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto start = cached.clock().now();
+    const bool shown = co_await awaitCacheShows(cached.clock(), *expected, cached.store(), start + sync.timeout);
+    const double seconds = std::chrono::duration<double>(cached.clock().now() - start).count();
     sync.metrics.writeSyncWaited(resource, seconds, shown);
     if (!shown) {
       spdlog::warn("{} {}: the cache of {} did not show the write within {} ms", req.method, req.target, resource,

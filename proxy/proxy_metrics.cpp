@@ -34,6 +34,11 @@ struct ProxyMetrics::Impl {
           .Name("kube_cache_proxy_limit_refusals_total")
           .Help("Connections closed and requests answered 429 because a bound was reached, by bound.")
           .Register(registry);
+  prometheus::Family<prometheus::Counter>& connection_timeouts =
+      prometheus::BuildCounter()
+          .Name("kube_cache_proxy_connection_timeouts_total")
+          .Help("Connections closed without an answer at the idle or read-header timeout, by timeout.")
+          .Register(registry);
   prometheus::Gauge& open_streams = prometheus::BuildGauge()
                                          .Name("kube_cache_proxy_open_streams")
                                          .Help("Open long-running responses: watches, unbounded streams, upgrades.")
@@ -216,6 +221,9 @@ void ProxyMetrics::upstreamFailedFast() { impl_->upstream_failed_fast.Increment(
 
 void ProxyMetrics::limitRefused(std::string_view limit) {
   impl_->limit_refusals.Add({{"limit", std::string(limit)}}).Increment();
+}
+void ProxyMetrics::connectionTimedOut(std::string_view timeout) {
+  impl_->connection_timeouts.Add({{"timeout", std::string(timeout)}}).Increment();
 }
 void ProxyMetrics::gatewayDecision(std::string_view review, std::string_view source, std::string_view outcome) {
   impl_->gateway_decisions

@@ -105,6 +105,9 @@ class ProxyMetrics {
   void upstreamFailedFast();
   // A bound was reached: "connections", "requests", "reviews" or "watches".
   void limitRefused(std::string_view limit);
+  // A connection closed without an answer because a client was too slow: `idle` (no next
+  // request within the idle timeout) or `read_header` (a head not complete in time).
+  void connectionTimedOut(std::string_view timeout);
   // A gateway decision: `review` TokenReview or SubjectAccessReview; `source` cache,
   // shared (waited for an identical review in flight) or upstream; `outcome` allowed,
   // denied or error.

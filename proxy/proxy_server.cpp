@@ -91,8 +91,8 @@ void ProxyServer::Impl::startSession(asio::ip::tcp::socket&& socket, Worker& wor
   asio::co_spawn(worker.ctx, runSession(*this, std::move(session), worker), asio::detached);
 }
 
-ProxyServer::ProxyServer(ServerOptions server, UpstreamOptions upstream)
-    : impl_(std::make_unique<Impl>(std::move(server), upstream)) {}
+ProxyServer::ProxyServer(ServerOptions server, UpstreamOptions upstream, const cache::Clock& clock)
+    : impl_(std::make_unique<Impl>(std::move(server), upstream, clock)) {}
 
 ProxyServer::~ProxyServer() { stop(std::chrono::milliseconds(0)); }
 
@@ -109,12 +109,12 @@ void ProxyServer::setUpstreamHealth(std::shared_ptr<watch::UpstreamHealth> healt
 void ProxyServer::start() {
   Impl& s = *impl_;
   const int threads = std::max(1, s.options.io_threads);
-  if (!s.options.tls_cert_file.empty()) s.tls = std::make_unique<ServingTls>(s.options);
+  if (!s.options.tls_cert_file.empty()) s.tls = std::make_unique<ServingTls>(s.options, s.clock);
   if (s.options.gateway) {
     s.gateway = std::make_unique<auth::GatewayAuth>(auth::GatewayAuthOptions{
         s.options.authentication_cache_ttl, s.options.authorization_cache_ttl, s.options.auth_cache_max_entries});
   }
-  for (int i = 0; i < threads; ++i) s.workers.push_back(std::make_unique<Worker>(s.upstream, s.options));
+  for (int i = 0; i < threads; ++i) s.workers.push_back(std::make_unique<Worker>(s.upstream, s.options, s.clock));
   const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(s.options.listen_host), s.options.listen_port);
   s.acceptor = std::make_unique<asio::ip::tcp::acceptor>(s.workers[0]->ctx);
   s.acceptor->open(endpoint.protocol());

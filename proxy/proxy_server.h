@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "cache/clock.h"
 #include "proxy/server_options.h"
 #include "proxy/upstream_options.h"
 
@@ -28,8 +29,10 @@ class ProxyMetrics;
 
 class ProxyServer {
  public:
-  // Builds the upstream TLS context; throws std::exception on bad PEM material.
-  ProxyServer(ServerOptions server, UpstreamOptions upstream);
+  // Builds the upstream TLS context; throws std::exception on bad PEM material. `clock`
+  // times requests, waits and deadlines; it outlives the server.
+  ProxyServer(ServerOptions server, UpstreamOptions upstream,
+              const cache::Clock& clock = cache::RealClock::instance());
   ~ProxyServer();  // stops with no drain if still running
   ProxyServer(const ProxyServer&) = delete;
   ProxyServer& operator=(const ProxyServer&) = delete;

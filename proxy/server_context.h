@@ -59,8 +59,8 @@ using SessionPtr = std::shared_ptr<Session>;
 
 // One event loop with its own upstream connections.
 struct Worker {
-  Worker(Upstream& upstream, const ServerOptions& options)
-      : pool(upstream, ctx, options), guard(asio::make_work_guard(ctx)) {}
+  Worker(Upstream& upstream, const ServerOptions& options, const cache::Clock& clock)
+      : pool(upstream, ctx, options, clock), guard(asio::make_work_guard(ctx)) {}
   asio::io_context ctx{1};
   UpstreamPool pool;
   asio::executor_work_guard<asio::io_context::executor_type> guard;
@@ -69,8 +69,9 @@ struct Worker {
 };
 
 struct ServerContext {
-  ServerContext(ServerOptions server, const UpstreamOptions& upstream_options)
-      : options(std::move(server)),
+  ServerContext(ServerOptions server, const UpstreamOptions& upstream_options, const cache::Clock& clock)
+      : clock(clock),
+        options(std::move(server)),
         request_filter(options.request_filter),
         upstream(upstream_options, metrics),
         watch_limiter(options.max_watches_per_client, options.max_inflight_watches),
@@ -86,6 +87,7 @@ struct ServerContext {
     if (--open_sessions == 0) drained.notify_all();
   }
 
+  const cache::Clock& clock;
   const ServerOptions options;
   const RequestFilter request_filter;  // kubectl proxy's --accept-hosts and friends
   ProxyMetrics metrics;

@@ -13,14 +13,15 @@ namespace proxy {
 
 namespace asio = boost::asio;
 
-ServingTls::ServingTls(const ServerOptions& options) : options_(options) {
+ServingTls::ServingTls(const ServerOptions& options, const cache::Clock& clock)
+    : options_(options), clock_(clock), checked_(clock.now()) {
   context_ = build();
   signature_ = signature();
 }
 
 std::shared_ptr<asio::ssl::context> ServingTls::current() {
   std::lock_guard lock(mu_);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.now();
   if (now - checked_ < std::chrono::seconds(1)) return context_;
   checked_ = now;
   const std::string sig = signature();

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "cache/clock.h"
 #include "proxy/server_options.h"
 
 namespace boost::asio::ssl {
@@ -21,7 +22,7 @@ namespace proxy {
 class ServingTls {
  public:
   // Throws: a bad certificate at start is a configuration error.
-  explicit ServingTls(const ServerOptions& options);
+  ServingTls(const ServerOptions& options, const cache::Clock& clock);
   ServingTls(const ServingTls&) = delete;
   ServingTls& operator=(const ServingTls&) = delete;
 
@@ -34,10 +35,11 @@ class ServingTls {
   std::shared_ptr<boost::asio::ssl::context> build() const;
 
   const ServerOptions& options_;
+  const cache::Clock& clock_;
   std::mutex mu_;
   std::shared_ptr<boost::asio::ssl::context> context_;  // guarded by mu_
   std::string signature_;                                // guarded by mu_: the files context_ was built from
-  std::chrono::steady_clock::time_point checked_ = std::chrono::steady_clock::now();  // guarded by mu_
+  cache::Clock::TimePoint checked_;  // guarded by mu_: when the files were last looked at
 };
 
 }  // namespace proxy

@@ -116,7 +116,7 @@ asio::awaitable<void> SessionLoop::run(const std::string& client_ip) {
   for (bool first = true; !session_.control.stopping && !server_.stopping; first = false) {
     DownstreamParser parser;
     if (!co_await readRequestHead(parser, first, client_ip)) break;
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = server_.clock.now();
     DownstreamRequest req{session_.stream, session_.buffer, parser};
     req.method = std::move(parser.method);
     req.target = std::move(parser.target);
@@ -155,6 +155,7 @@ asio::awaitable<bool> SessionLoop::readRequestHead(DownstreamParser& parser, boo
     const size_t n = co_await session_.stream.async_read_some(session_.buffer.prepare(kIdlePeekBytes),
                                                               redirect_error(use_awaitable, ec));
     session_.buffer.commit(n);
+    if (ec == beast::error::timeout) server_.metrics.connectionTimedOut("idle");
     if (ec) co_return false;  // idle timeout, client closed, or shutdown: closed without an answer, as Go does
   }
   // The whole head within the read-header timeout, however slowly it trickles
@@ -162,6 +163,7 @@ asio::awaitable<bool> SessionLoop::readRequestHead(DownstreamParser& parser, boo
   session_.stream.expires_after(options_.read_header_timeout);
   co_await http::async_read_header(session_.stream, session_.buffer, parser, redirect_error(use_awaitable, ec));
   session_.idle = false;
+  if (ec == beast::error::timeout) server_.metrics.connectionTimedOut("read_header");
   if (ec) {
     if (!quietReadError(ec)) {
       const std::string& answer = ec == http::error::header_limit ? headerTooLargeAnswer() : badRequestAnswer();
@@ -186,7 +188,7 @@ asio::awaitable<ForwardOutcome> SessionLoop::serveRequest(DownstreamRequest& req
   const char* served_by = "upstream";
   const ForwardOutcome outcome = co_await answer(req, served_by);
   if (outcome.code != 0) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = std::chrono::duration<double>(server_.clock.now() - start).count();
     server_.metrics.observeRequest(req.info.verb, server_.resource_labels.labelOf(req.info, server_.registry.get()),
                                    outcome.code, served_by, seconds, outcome.long_running);
     client.requestAnswered();
@@ -270,7 +272,7 @@ asio::awaitable<std::optional<ForwardOutcome>> SessionLoop::serveFromCache(Downs
                                      "impersonation");
     co_return std::nullopt;
   }
-  CacheContext ctx{*server_.registry, worker_.pool, session_.control, options_, server_.metrics};
+  CacheContext ctx{*server_.registry, worker_.pool, session_.control, options_, server_.metrics, server_.clock};
   if (req.info.verb == "get" || req.info.verb == "list") co_return co_await serveCachedRead(req, ctx);
   if (req.info.verb == "watch") co_return co_await serveCachedWatch(req, ctx);
   co_return std::nullopt;

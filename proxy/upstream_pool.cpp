@@ -14,18 +14,12 @@
 #include <openssl/x509v3.h>
 #include <spdlog/spdlog.h>
 
-#include "cache/clock.h"
 #include "proxy/proxy_metrics.h"
 #include "proxy/raw_parser.h"
 #include "proxy/upstream/upstream_tls.h"
 
 namespace proxy::io {
 namespace {
-
-// The clock that ages idle connections.
-// TODO(issue 17): inject it through UpstreamPool's constructor (a member declared in
-// io_internal.h) like the other components'; until then no test can step idle ages.
-const cache::Clock& poolClock() { return cache::RealClock::instance(); }
 
 using asio::redirect_error;
 using asio::use_awaitable;
@@ -66,15 +60,17 @@ std::string Upstream::reachError(const std::string& detail) const {
   return fmt::format("error trying to reach upstream {}: {}", url_, detail);
 }
 
-UpstreamPool::UpstreamPool(Upstream& upstream, asio::io_context& ctx, const ServerOptions& options)
+UpstreamPool::UpstreamPool(Upstream& upstream, asio::io_context& ctx, const ServerOptions& options,
+                           const cache::Clock& clock)
     : upstream_(upstream),
       ctx_(ctx),
+      clock_(clock),
       max_idle_(options.max_idle_upstream_connections),
       idle_timeout_(options.upstream_idle_timeout) {}
 
 asio::awaitable<UpstreamConnectionPtr> UpstreamPool::acquire(bool allow_reuse, bool& reused) {
   reused = false;
-  const auto now = poolClock().now();
+  const auto now = clock_.now();
   while (allow_reuse && !idle_.empty()) {
     UpstreamConnectionPtr conn = std::move(idle_.back());
     idle_.pop_back();
@@ -96,7 +92,7 @@ void UpstreamPool::release(UpstreamConnectionPtr conn) {
     idle_.front()->close();
     idle_.erase(idle_.begin());
   }
-  conn->idle_since = poolClock().now();
+  conn->idle_since = clock_.now();
   idle_.push_back(std::move(conn));
 }
 

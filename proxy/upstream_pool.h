@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/clock.h"
 #include "proxy/asio_beast.h"
 #include "proxy/server_options.h"
 #include "proxy/upstream.h"
@@ -18,7 +19,7 @@ namespace proxy::io {
 // Not thread-safe: use only from coroutines running on `ctx`.
 class UpstreamPool {
  public:
-  UpstreamPool(Upstream& upstream, asio::io_context& ctx, const ServerOptions& options);
+  UpstreamPool(Upstream& upstream, asio::io_context& ctx, const ServerOptions& options, const cache::Clock& clock);
   UpstreamPool(const UpstreamPool&) = delete;
   UpstreamPool& operator=(const UpstreamPool&) = delete;
 
@@ -35,6 +36,7 @@ class UpstreamPool {
 
   Upstream& upstream_;
   asio::io_context& ctx_;
+  const cache::Clock& clock_;  // ages idle connections
   const size_t max_idle_;
   const std::chrono::milliseconds idle_timeout_;
   std::vector<UpstreamConnectionPtr> idle_;  // most recently used last

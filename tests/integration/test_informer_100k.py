@@ -41,7 +41,7 @@ import unittest
 
 import clients
 import harness
-from test_informer_truth import InformerCheck, counters, post
+from test_informer_truth import InformerCheck
 
 # Below ~20,000 changes the two compactions fall into one watch outage and force a single
 # relist, which the relist count check would misread; the sanitizer build runs it too (65 s).
@@ -209,7 +209,7 @@ class InformerAcceptanceTest(unittest.TestCase):
         def first_pods():
             self.truth_lists["pods"] += 1
             return len(clients.truth(base)) >= 10
-        post(base, "/control/churn?rate=200&seconds=1")
+        clients.control(base, "/control/churn?rate=200&seconds=1")
         harness.wait_for(first_pods, timeout=10, interval=0.05, message="first pods")
 
         recorders, informers = {}, {}
@@ -225,7 +225,7 @@ class InformerAcceptanceTest(unittest.TestCase):
         harness.wait_for(lambda: all(r.segment_start for r in recorders.values()), timeout=10,
                          message="recorders listed")
 
-        rv_before = int(counters(base)["resourceVersion"])
+        rv_before = int(clients.counters(base)["resourceVersion"])
         started = time.monotonic()
         faults = self.churn_with_faults(base, rv_before)
 
@@ -234,7 +234,7 @@ class InformerAcceptanceTest(unittest.TestCase):
 
         def upstream_settled():
             try:
-                rv = counters(base)["resourceVersion"]
+                rv = clients.counters(base)["resourceVersion"]
             except OSError:
                 return False
             now = time.monotonic()
@@ -272,7 +272,7 @@ class InformerAcceptanceTest(unittest.TestCase):
 
         # 3. Upstream requests: the informers' relists are the first sync plus at most one per
         # compaction; drops and the outage only cost re-watches.
-        c = counters(base)
+        c = clients.counters(base)
         changes = int(final_rv) - rv_before
         self.assertGreaterEqual(changes, CHANGES)
         mode = " ".join(INFORMER_MODE) or "watch-list"
@@ -306,7 +306,7 @@ class InformerAcceptanceTest(unittest.TestCase):
         deadline = time.monotonic() + 3 * CHANGES / RATE + 60
 
         def progress():
-            return int(counters(base)["resourceVersion"]) - rv_before
+            return int(clients.counters(base)["resourceVersion"]) - rv_before
         while True:
             self.assertLess(time.monotonic(), deadline, "churn too slow: %d of %d changes" % (progress(), CHANGES))
             done = progress()
@@ -314,7 +314,7 @@ class InformerAcceptanceTest(unittest.TestCase):
                 break
             if time.monotonic() >= churn_until:
                 seconds = max(1, -(-(CHANGES - done) // RATE))
-                post(base, "/control/churn?rate=%d&seconds=%d" % (RATE, seconds))
+                clients.control(base, "/control/churn?rate=%d&seconds=%d" % (RATE, seconds))
                 churn_until = time.monotonic() + seconds
             if pending and done >= pending[0][0]:
                 _, what = pending.pop(0)
@@ -322,13 +322,13 @@ class InformerAcceptanceTest(unittest.TestCase):
                     faults["compactions"].append(self.compact_behind_watchers(base))
                     faults["drops"] += 1
                 else:
-                    faults["outage_rv"] = int(post(base, "/control/refuse?seconds=%d" % OUTAGE_SECONDS)["resourceVersion"])
+                    faults["outage_rv"] = int(clients.control(base, "/control/refuse?seconds=%d" % OUTAGE_SECONDS)["resourceVersion"])
                     harness.wait_for(self.refusing(base), timeout=5, message="outage started")
                     harness.wait_for(self.answering(base), timeout=OUTAGE_SECONDS + 10, interval=0.1,
                                      message="outage over")
                 continue
             if done >= next_drop:
-                post(base, "/control/drop-watches")
+                clients.control(base, "/control/drop-watches")
                 faults["drops"] += 1
                 next_drop += drop_every
                 continue
@@ -345,20 +345,20 @@ class InformerAcceptanceTest(unittest.TestCase):
         RV below the compaction and gets 410 (K2, R8). The upstream holds every non-control
         request for 500 ms meanwhile; the compaction waits for a few changes after the drop,
         so no watcher can have seen the compacted RV."""
-        post(base, "/control/slow?ms=500")
+        clients.control(base, "/control/slow?ms=500")
         try:
-            dropped_at = int(post(base, "/control/drop-watches")["resourceVersion"])
-            harness.wait_for(lambda: int(counters(base)["resourceVersion"]) >= dropped_at + 5, timeout=10,
+            dropped_at = int(clients.control(base, "/control/drop-watches")["resourceVersion"])
+            harness.wait_for(lambda: int(clients.counters(base)["resourceVersion"]) >= dropped_at + 5, timeout=10,
                              interval=0.005, message="changes after the drop")
-            return int(post(base, "/control/compact")["resourceVersion"])
+            return int(clients.control(base, "/control/compact")["resourceVersion"])
         finally:
-            post(base, "/control/slow?ms=0")
+            clients.control(base, "/control/slow?ms=0")
 
     @staticmethod
     def refusing(base):
         def check():
             try:
-                counters(base)
+                clients.counters(base)
                 return False
             except OSError:
                 return True
@@ -368,7 +368,7 @@ class InformerAcceptanceTest(unittest.TestCase):
     def answering(base):
         def check():
             try:
-                counters(base)
+                clients.counters(base)
                 return True
             except OSError:
                 return False

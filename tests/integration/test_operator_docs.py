@@ -25,8 +25,8 @@ RARE = {"kube_cache_proxy_cached_watchers_terminated_slow_total", "kube_cache_pr
         "kube_cache_proxy_cache_passthrough_total",
         # gateway mode only; test_gateway reads it from a gateway's /metrics
         "kube_cache_proxy_gateway_decisions_total",
-        # only once a bound is reached (test_limits reads it)
-        "kube_cache_proxy_limit_refusals_total"}
+        # only once a bound is reached or a client is too slow (test_limits reads them)
+        "kube_cache_proxy_limit_refusals_total", "kube_cache_proxy_connection_timeouts_total"}
 
 
 def scrape(proxy):
