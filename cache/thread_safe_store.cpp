@@ -20,7 +20,7 @@ void sortUnique(std::vector<ObjectConstSharedPtr>& items) {
 }  // namespace
 
 ThreadSafeStore::ThreadSafeStore(StoreOptions options, Clock& clock)
-    : options_(std::move(options)), clock_(clock), indexer_(options_.indexes), history_(options_.history, clock) {}
+    : options_(std::move(options)), indexer_(options_.indexes), history_(options_.history, clock) {}
 
 Unexpected ThreadSafeStore::regression(std::string_view what, uint64_t rv) const {
   stats_.resource_version_regressions_total.fetch_add(1, std::memory_order_relaxed);

@@ -102,7 +102,6 @@ class ThreadSafeStore {
   Unexpected regression(std::string_view what, uint64_t rv) const;
 
   StoreOptions options_;
-  Clock& clock_;
   mutable StoreStats stats_;
 
   // Lock order: mu_ before snapshot_mu_.
