@@ -14,13 +14,8 @@ struct StoreStats {
   std::atomic<uint64_t> overhead_bytes{0};  // object structs, metadata, map chunks, indexes
   std::atomic<uint64_t> history_events{0};
   std::atomic<uint64_t> history_json_bytes{0};  // JSON held only by the history (old versions)
-  std::atomic<uint64_t> resource_version{0};
-  // Counters.
-  std::atomic<uint64_t> events_applied_total{0};
-  std::atomic<uint64_t> bookmarks_total{0};
-  std::atomic<uint64_t> relists_total{0};
-  std::atomic<uint64_t> relist_synthetic_events_total{0};
-  std::atomic<uint64_t> resource_version_regressions_total{0};
+  // Counters. What the store was fed (events, bookmarks, relists, RVs refused) the
+  // reflector counts (watch/reflector_stats.h); these are what only the store sees.
   std::atomic<uint64_t> history_evictions_total{0};
   std::atomic<uint64_t> snapshots_built_total{0};
   std::atomic<uint64_t> historical_snapshots_built_total{0};

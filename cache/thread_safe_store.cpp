@@ -23,14 +23,12 @@ ThreadSafeStore::ThreadSafeStore(StoreOptions options, Clock& clock)
     : options_(std::move(options)), indexer_(options_.indexes), history_(options_.history, clock) {}
 
 Unexpected ThreadSafeStore::regression(std::string_view what, uint64_t rv) const {
-  stats_.resource_version_regressions_total.fetch_add(1, std::memory_order_relaxed);
   return fail(Reason::Internal, std::string(what) + " resourceVersion " + std::to_string(rv) +
                                     " does not advance past the store's " + std::to_string(currentRV()));
 }
 
 void ThreadSafeStore::setResourceVersionLocked(uint64_t rv) {
   current_rv_.store(rv, std::memory_order_release);
-  stats_.resource_version.store(rv, std::memory_order_relaxed);
 }
 
 void ThreadSafeStore::refreshGaugesLocked() {
@@ -70,7 +68,6 @@ Result<WatchEvent> ThreadSafeStore::apply(EventType type, ObjectConstSharedPtr o
   WatchEvent event{type, std::move(object), std::move(previous), rv, {}};
   history_.append(WatchEvent(event));
   setResourceVersionLocked(rv);
-  stats_.events_applied_total.fetch_add(1, std::memory_order_relaxed);
   refreshGaugesLocked();
   return event;
 }
@@ -129,8 +126,6 @@ Result<std::vector<WatchEvent>> ThreadSafeStore::replace(std::vector<ObjectConst
   for (const WatchEvent& event : events) history_.append(WatchEvent(event));
   setResourceVersionLocked(list_rv);
   synced_.store(true, std::memory_order_release);
-  stats_.relists_total.fetch_add(1, std::memory_order_relaxed);
-  stats_.relist_synthetic_events_total.fetch_add(events.size(), std::memory_order_relaxed);
   refreshGaugesLocked();
   return events;
 }
@@ -139,7 +134,6 @@ Result<void> ThreadSafeStore::bookmark(uint64_t rv) {
   std::unique_lock lock(mu_);
   if (rv < currentRV()) return regression("bookmark", rv);
   if (rv > currentRV()) setResourceVersionLocked(rv);
-  stats_.bookmarks_total.fetch_add(1, std::memory_order_relaxed);
   return {};
 }
 

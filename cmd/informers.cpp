@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "proxy/cache_metrics.h"
 #include "proxy/upstream/http_lister_watcher.h"
 
 namespace cmd {
@@ -117,82 +118,7 @@ void Informers::stop() {
 }
 
 proxy::MetricsCollector Informers::metricsCollector() const {
-  return [manager = manager_, health = health_] {
-    struct Family {
-      const char* name;
-      const char* help;
-      bool counter;
-      double (*value)(const watch::Informer&);
-    };
-    static const Family kFamilies[] = {
-        {"kube_cache_proxy_cache_objects", "Objects in the cache of a resource.", false,
-         [](const watch::Informer& i) { return double(i.store().stats().objects.load()); }},
-        {"kube_cache_proxy_cache_json_bytes", "Bytes of JSON of the cached objects.", false,
-         [](const watch::Informer& i) { return double(i.store().stats().json_bytes.load()); }},
-        {"kube_cache_proxy_cache_overhead_bytes", "Bytes besides the JSON: object structs, metadata, indexes.", false,
-         [](const watch::Informer& i) { return double(i.store().stats().overhead_bytes.load()); }},
-        {"kube_cache_proxy_cache_history_events", "Events in the watch history window.", false,
-         [](const watch::Informer& i) { return double(i.store().stats().history_events.load()); }},
-        {"kube_cache_proxy_cache_resource_version", "The resourceVersion the cache is synced to.", false,
-         [](const watch::Informer& i) { return double(i.store().currentRV()); }},
-        {"kube_cache_proxy_cache_synced", "1 once the first full state of the resource reached the cache.", false,
-         [](const watch::Informer& i) { return i.hasSynced() ? 1.0 : 0.0; }},
-        {"kube_cache_proxy_cache_relists_total", "Full relists from the upstream.", true,
-         [](const watch::Informer& i) { return double(i.reflectorStats().upstream_relists_total.load()); }},
-        {"kube_cache_proxy_cache_watch_restarts_total", "Upstream watches opened after the first.", true,
-         [](const watch::Informer& i) { return double(i.reflectorStats().upstream_watch_restarts_total.load()); }},
-        {"kube_cache_proxy_cache_events_applied_total", "Upstream ADDED/MODIFIED/DELETED events applied.", true,
-         [](const watch::Informer& i) { return double(i.reflectorStats().events_applied_total.load()); }},
-        {"kube_cache_proxy_cache_caught_up", "1 once the cache is as fresh as a list (after a warm start: the resumed watch caught up).", false,
-         [](const watch::Informer& i) { return i.caughtUp() ? 1.0 : 0.0; }},
-        {"kube_cache_proxy_cache_warm_start_resource_version", "RV of the saved state served at start-up; 0 without one.", false,
-         [](const watch::Informer& i) { return double(i.reflectorStats().warm_start_resource_version.load()); }},
-        {"kube_cache_proxy_cache_state_load_failures_total", "Saved state files refused (torn, corrupt, other version or resource).", true,
-         [](const watch::Informer& i) { return i.stateStats() ? double(i.stateStats()->load_failures_total.load()) : 0.0; }},
-        {"kube_cache_proxy_cache_state_saves_total", "States saved to --state-dir.", true,
-         [](const watch::Informer& i) { return i.stateStats() ? double(i.stateStats()->saves_total.load()) : 0.0; }},
-        {"kube_cache_proxy_cache_state_save_failures_total", "States that could not be saved.", true,
-         [](const watch::Informer& i) { return i.stateStats() ? double(i.stateStats()->save_failures_total.load()) : 0.0; }},
-        {"kube_cache_proxy_cache_drift_last_check_timestamp_seconds", "Unix time of the last drift check; 0 before the first.", false,
-         [](const watch::Informer& i) { return double(i.driftStats().last_check_unix_seconds.load()); }},
-        {"kube_cache_proxy_cache_drift_checks_total", "Drift checks that got an answer or failed.", true,
-         [](const watch::Informer& i) { return double(i.driftStats().checks_total.load()); }},
-        {"kube_cache_proxy_cache_drifts_total", "Drift checks that found the cache differing from the upstream (each relists).", true,
-         [](const watch::Informer& i) { return double(i.driftStats().drifts_total.load()); }},
-        {"kube_cache_proxy_cache_resource_version_backwards_total", "Upstream lists or events whose resourceVersion went backwards (each relists).", true,
-         [](const watch::Informer& i) { return double(i.reflectorStats().resource_version_backwards_total.load()); }},
-        {"kube_cache_proxy_cache_malformed_events_total", "Upstream watch lines or list bodies that could not be decoded (each relists).", true,
-         [](const watch::Informer& i) { return double(i.reflectorStats().malformed_events_total.load()); }},
-        {"kube_cache_proxy_cache_loop_errors_total", "Unexpected errors caught by the reflector's loop (it backs off and relists).", true,
-         [](const watch::Informer& i) { return double(i.reflectorStats().loop_errors_total.load()); }},
-        {"kube_cache_proxy_cache_history_evictions_total", "Events dropped from the front of the watch history window.", true,
-         [](const watch::Informer& i) { return double(i.store().stats().history_evictions_total.load()); }},
-        {"kube_cache_proxy_cache_watch_frames_encoded_total", "Events encoded for cached watches (once per event and format, shared by every watcher).", true,
-         [](const watch::Informer& i) { return double(i.dispatcher().stats().frames_encoded_total.load()); }},
-    };
-    const auto informers = manager->informers();
-    std::vector<proxy::CollectedFamily> out;
-    for (const Family& family : kFamilies) {
-      proxy::CollectedFamily collected{family.name, family.help, family.counter, {}};
-      for (const auto& informer : informers) {
-        collected.samples.push_back({{{"resource", informer->resource().displayName()},
-                                      {"version", informer->resource().version},
-                                      {"namespace", informer->namespaceScope()}},
-                                     family.value(*informer)});
-      }
-      out.push_back(std::move(collected));
-    }
-    out.push_back({"kube_cache_proxy_upstream_up", "1 while the upstream apiserver is reachable, 0 during an outage.",
-                   false, {{{}, health->up() ? 1.0 : 0.0}}});
-    out.push_back({"kube_cache_proxy_upstream_outages_total", "Times the upstream apiserver was found unreachable.",
-                   true, {{{}, double(health->outages())}}});
-    out.push_back({"kube_cache_proxy_upstream_connection_failures_total",
-                   "Connections to the upstream apiserver that got no answer.", true,
-                   {{{}, double(health->failures())}}});
-    out.push_back({"kube_cache_proxy_upstream_down_seconds", "Seconds the current upstream outage has lasted (0 when up).",
-                   false, {{{}, health->downSeconds()}}});
-    return out;
-  };
+  return proxy::cacheMetricsCollector(manager_, health_);
 }
 
 }  // namespace cmd

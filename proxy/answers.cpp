@@ -33,8 +33,8 @@ std::string tooManyRequestsAnswer(bool keep_alive) {
   return formatResponseHead(429, "", headers, BodyFraming::ContentLength, body.size(), keep_alive) + body;
 }
 
-ApiStatus tooManyRequestsStatus() {
-  ApiStatus status;
+Status tooManyRequestsStatus() {
+  Status status;
   status.reason = Reason::TooManyRequests;
   status.message = "Too many requests, please try again later.";
   status.retry_after_seconds = 1;

@@ -24,7 +24,7 @@ std::string tooManyRequestsAnswer(bool keep_alive);
 
 // The same refusal where the proxy answers with a Status (gateway admission):
 // apierrors.NewTooManyRequests, as the apiserver's authentication paths word it.
-ApiStatus tooManyRequestsStatus();
+Status tooManyRequestsStatus();
 
 // kubectl proxy's refusal of a filtered request: Go's http.Error(w, "Forbidden", 403),
 // plain text rather than a Status, so a client sees the same answer from either proxy.

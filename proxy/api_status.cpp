@@ -11,7 +11,7 @@ void encodeStatus(HttpAnswer& answer, StatusEncoding encoding) {
   answer.body = cache::goJsonIndent(answer.body);
 }
 
-HttpAnswer toHttpAnswer(const ApiStatus& status, StatusEncoding encoding) {
+HttpAnswer toHttpAnswer(const Status& status, StatusEncoding encoding) {
   HttpAnswer answer;
   answer.code = cache::httpCode(status.reason);
   answer.retry_after_seconds = status.retry_after_seconds;

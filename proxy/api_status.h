@@ -11,10 +11,10 @@
 
 namespace proxy {
 
-// The proxy speaks the cache's one failure vocabulary (cache/status.h).
+// The proxy speaks the cache's one failure vocabulary (cache/status.h), by its own names.
 using cache::Reason;
-using ApiStatus = cache::Status;
-using ApiStatusCause = cache::StatusCause;
+using cache::Status;
+using cache::StatusCause;
 
 struct HttpAnswer {
   unsigned code = 500;
@@ -26,7 +26,7 @@ struct HttpAnswer {
 // The Status as an HTTP answer (cache::statusJson plus its newline). `encoding` comes from
 // statusEncodingFor(the request's Accept): the apiserver writes an error as raw indented
 // JSON when the client accepts no plain media type (status_negotiation.h).
-HttpAnswer toHttpAnswer(const ApiStatus& status, StatusEncoding encoding = StatusEncoding::Negotiated);
+HttpAnswer toHttpAnswer(const Status& status, StatusEncoding encoding = StatusEncoding::Negotiated);
 
 // Re-encodes `answer`, whose body is a Status in the serializer's compact form (with
 // its trailing newline), for `encoding`. For Status bodies built elsewhere.

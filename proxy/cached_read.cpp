@@ -78,7 +78,7 @@ asio::awaitable<ForwardOutcome> writeWhole(DownstreamRequest& req, CacheContext&
   co_return ForwardOutcome{code, keep, false};
 }
 
-asio::awaitable<ForwardOutcome> writeStatus(DownstreamRequest& req, CacheContext& ctx, const ApiStatus& status,
+asio::awaitable<ForwardOutcome> writeStatus(DownstreamRequest& req, CacheContext& ctx, const Status& status,
                                             uint64_t rv, const HeaderList& extra = {}) {
   const StatusEncoding encoding = statusEncodingFor(findHeader(req.headers, "Accept"));
   HttpAnswer answer = toHttpAnswer(status, encoding);

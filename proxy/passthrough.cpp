@@ -41,7 +41,7 @@ void reserveReadSize(beast::flat_buffer& buffer, size_t bytes) {
 
 // A Status the proxy answers in the upstream's place. The connection stays open only if
 // the request body was fully consumed.
-asio::awaitable<ForwardOutcome> answerInsteadOfUpstream(DownstreamRequest& req, const ApiStatus& status,
+asio::awaitable<ForwardOutcome> answerInsteadOfUpstream(DownstreamRequest& req, const Status& status,
                                                         const ServerOptions& options) {
   HttpAnswer answer = toHttpAnswer(status, statusEncodingFor(findHeader(req.headers, "Accept")));
   const bool keep = req.keep_alive && req.parser.is_done();
@@ -60,7 +60,7 @@ asio::awaitable<ForwardOutcome> answerFailure(DownstreamRequest& req, Upstream& 
   upstream.metrics().upstreamError(failure.kind);
   if (auto* health = upstream.health()) health->failed(failure.what());
   spdlog::warn("{} {}: {}", req.method, req.target, failure.what());
-  const ApiStatus status{failure.reason, failure.what()};
+  const Status status{failure.reason, failure.what()};
   co_return co_await answerInsteadOfUpstream(req, status, options);
 }
 
@@ -70,7 +70,7 @@ asio::awaitable<ForwardOutcome> answerFailure(DownstreamRequest& req, Upstream& 
 asio::awaitable<ForwardOutcome> answerUnavailable(DownstreamRequest& req, Upstream& upstream,
                                                   const watch::UpstreamHealth& health, const ServerOptions& options) {
   upstream.metrics().upstreamFailedFast();
-  ApiStatus status{Reason::ServiceUnavailable,
+  Status status{Reason::ServiceUnavailable,
                    upstream.reachError(fmt::format("the upstream has been unreachable for {:.0f}s ({}); retry later",
                                                    health.downSeconds(), health.lastError())),
                    1};

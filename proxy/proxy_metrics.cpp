@@ -4,6 +4,8 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
+#include <type_traits>
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
@@ -11,66 +13,41 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include "proxy/metric_families.h"
+
 namespace proxy {
+
+namespace {
+// Registers `spec` with the registry: the only way a pushed family comes to exist.
+template <class Metric>
+prometheus::Family<Metric>& registerFamily(prometheus::Registry& registry, const metric::Family& spec) {
+  constexpr metric::Type type = std::is_same_v<Metric, prometheus::Counter> ? metric::Type::Counter
+                                : std::is_same_v<Metric, prometheus::Gauge> ? metric::Type::Gauge
+                                                                            : metric::Type::Histogram;
+  if (spec.type != type) throw std::logic_error("metric family registered as the wrong type: " + std::string(spec.name));
+  return prometheus::detail::Builder<Metric>().Name(std::string(spec.name)).Help(std::string(spec.help)).Register(registry);
+}
+using prometheus::Counter;
+using prometheus::Gauge;
+using prometheus::Histogram;
+}  // namespace
 
 struct ProxyMetrics::Impl {
   prometheus::Registry registry;
-  prometheus::Family<prometheus::Counter>& requests =
-      prometheus::BuildCounter().Name("kube_cache_proxy_requests_total").Help("Requests answered, by verb, resource, code and origin.").Register(registry);
-  prometheus::Family<prometheus::Histogram>& latency =
-      prometheus::BuildHistogram()
-          .Name("kube_cache_proxy_request_duration_seconds")
-          .Help("Time to the end of the response for requests that are not long-running.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& upstream_errors =
-      prometheus::BuildCounter().Name("kube_cache_proxy_upstream_errors_total").Help("Failures reaching the upstream apiserver.").Register(registry);
-  prometheus::Gauge& open_connections = prometheus::BuildGauge()
-                                             .Name("kube_cache_proxy_open_connections")
-                                             .Help("Open downstream client connections.")
-                                             .Register(registry)
-                                             .Add({});
-  prometheus::Family<prometheus::Counter>& limit_refusals =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_limit_refusals_total")
-          .Help("Connections closed and requests answered 429 because a bound was reached, by bound.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& connection_timeouts =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_connection_timeouts_total")
-          .Help("Connections closed without an answer at the idle or read-header timeout, by timeout.")
-          .Register(registry);
-  prometheus::Gauge& open_streams = prometheus::BuildGauge()
-                                         .Name("kube_cache_proxy_open_streams")
-                                         .Help("Open long-running responses: watches, unbounded streams, upgrades.")
-                                         .Register(registry)
-                                         .Add({});
-  prometheus::Family<prometheus::Gauge>& cached_watchers =
-      prometheus::BuildGauge().Name("kube_cache_proxy_cached_watchers").Help("Open watches served from the cache.").Register(registry);
-  prometheus::Family<prometheus::Counter>& cached_watch_events =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_cached_watch_events_sent_total")
-          .Help("Events and bookmarks written to watches served from the cache.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& cached_watch_slow =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_cached_watchers_terminated_slow_total")
-          .Help("Cached watches closed because their client did not keep up.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& client_requests =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_client_requests_total")
-          .Help("Requests answered, by the client's User-Agent product token.")
-          .Register(registry);
-  prometheus::Family<prometheus::Gauge>& client_watches =
-      prometheus::BuildGauge()
-          .Name("kube_cache_proxy_client_watches")
-          .Help("Open watches, by the client's User-Agent product token.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& client_bytes =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_client_response_bytes_total")
-          .Help("Bytes written to clients, by the client's User-Agent product token.")
-          .Register(registry);
+  prometheus::Family<Counter>& requests = registerFamily<Counter>(registry, metric::kRequests);
+  prometheus::Family<Histogram>& latency = registerFamily<Histogram>(registry, metric::kRequestDuration);
+  prometheus::Family<Counter>& upstream_errors = registerFamily<Counter>(registry, metric::kUpstreamErrors);
+  Gauge& open_connections = registerFamily<Gauge>(registry, metric::kOpenConnections).Add({});
+  prometheus::Family<Counter>& limit_refusals = registerFamily<Counter>(registry, metric::kLimitRefusals);
+  prometheus::Family<Counter>& connection_timeouts = registerFamily<Counter>(registry, metric::kConnectionTimeouts);
+  Gauge& open_streams = registerFamily<Gauge>(registry, metric::kOpenStreams).Add({});
+  prometheus::Family<Gauge>& cached_watchers = registerFamily<Gauge>(registry, metric::kCachedWatchers);
+  prometheus::Family<Counter>& cached_watch_events = registerFamily<Counter>(registry, metric::kCachedWatchEventsSent);
+  prometheus::Family<Counter>& cached_watch_slow =
+      registerFamily<Counter>(registry, metric::kCachedWatchersTerminatedSlow);
+  prometheus::Family<Counter>& client_requests = registerFamily<Counter>(registry, metric::kClientRequests);
+  prometheus::Family<Gauge>& client_watches = registerFamily<Gauge>(registry, metric::kClientWatches);
+  prometheus::Family<Counter>& client_bytes = registerFamily<Counter>(registry, metric::kClientResponseBytes);
 
   struct Client final : ClientMetrics {
     Client(Impl& m, const std::string& label)
@@ -81,52 +58,21 @@ struct ProxyMetrics::Impl {
     void watchOpened() override { watches.Increment(); }
     void watchClosed() override { watches.Decrement(); }
     void bytesSent(uint64_t n) override { bytes.Increment(static_cast<double>(n)); }
-    prometheus::Counter& requests;
-    prometheus::Gauge& watches;
-    prometheus::Counter& bytes;
+    Counter& requests;
+    Gauge& watches;
+    Counter& bytes;
   };
   std::mutex clients_mu;
   std::map<std::string, std::unique_ptr<Client>, std::less<>> clients;  // product token -> bucket
 
-  prometheus::Counter& upstream_failed_fast =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_upstream_failed_fast_total")
-          .Help("Requests answered 503 at once because the upstream apiserver was known to be unreachable.")
-          .Register(registry)
-          .Add({});
-  prometheus::Family<prometheus::Counter>& gateway_decisions =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_gateway_decisions_total")
-          .Help("Gateway authentication and authorization decisions, by review, source (cache, shared, upstream) and "
-                "outcome.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& write_sync_held =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_write_sync_held_total")
-          .Help("Write answers held until the cache showed the write (outcome shown, timeout, skipped).")
-          .Register(registry);
-  prometheus::Family<prometheus::Histogram>& write_sync_wait =
-      prometheus::BuildHistogram()
-          .Name("kube_cache_proxy_write_sync_wait_seconds")
-          .Help("Time a held write answer waited for the cache to show the write.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& freshness_probes =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_freshness_probes_total")
-          .Help("Freshness probes, by resource and outcome: fence (the store reached the upstream's revision), "
-                "metadata (the store matched a consistent metadata list), unproven (the requests passed through), "
-                "shared (a request answered by another's probe).")
-          .Register(registry);
-  prometheus::Family<prometheus::Histogram>& freshness_probe_seconds =
-      prometheus::BuildHistogram()
-          .Name("kube_cache_proxy_freshness_probe_seconds")
-          .Help("Time from a freshness probe's upstream request to its answer.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& cache_misses =
-      prometheus::BuildCounter()
-          .Name("kube_cache_proxy_cache_passthrough_total")
-          .Help("Cacheable reads and watches that passed through, by resource and reason.")
-          .Register(registry);
+  Counter& upstream_failed_fast = registerFamily<Counter>(registry, metric::kUpstreamFailedFast).Add({});
+  prometheus::Family<Counter>& gateway_decisions = registerFamily<Counter>(registry, metric::kGatewayDecisions);
+  prometheus::Family<Counter>& write_sync_held = registerFamily<Counter>(registry, metric::kWriteSyncHeld);
+  prometheus::Family<Histogram>& write_sync_wait = registerFamily<Histogram>(registry, metric::kWriteSyncWait);
+  prometheus::Family<Counter>& freshness_probes = registerFamily<Counter>(registry, metric::kFreshnessProbes);
+  prometheus::Family<Histogram>& freshness_probe_seconds =
+      registerFamily<Histogram>(registry, metric::kFreshnessProbeSeconds);
+  prometheus::Family<Counter>& cache_misses = registerFamily<Counter>(registry, metric::kCachePassThrough);
   MetricsCollector collector;
 };
 
@@ -256,14 +202,15 @@ std::string ProxyMetrics::renderText() const {
   if (impl_->collector) {
     for (CollectedFamily& collected : impl_->collector()) {
       prometheus::MetricFamily family;
-      family.name = std::move(collected.name);
-      family.help = std::move(collected.help);
-      family.type = collected.counter ? prometheus::MetricType::Counter : prometheus::MetricType::Gauge;
+      const bool counter = collected.family->type == metric::Type::Counter;
+      family.name = std::string(collected.family->name);
+      family.help = std::string(collected.family->help);
+      family.type = counter ? prometheus::MetricType::Counter : prometheus::MetricType::Gauge;
       for (CollectedFamily::Sample& sample : collected.samples) {
-        prometheus::ClientMetric metric;
-        for (auto& [name, value] : sample.labels) metric.label.push_back({std::move(name), std::move(value)});
-        (collected.counter ? metric.counter.value : metric.gauge.value) = sample.value;
-        family.metric.push_back(std::move(metric));
+        prometheus::ClientMetric point;
+        for (auto& [name, value] : sample.labels) point.label.push_back({std::move(name), std::move(value)});
+        (counter ? point.counter.value : point.gauge.value) = sample.value;
+        family.metric.push_back(std::move(point));
       }
       families.push_back(std::move(family));
     }

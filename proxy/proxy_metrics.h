@@ -2,42 +2,10 @@
 // The proxy's Prometheus metrics, rendered in the text exposition format for
 // GET /metrics. Only this file pair knows prometheus-cpp. Thread-safe.
 //
-//   kube_cache_proxy_requests_total{verb,resource,code,served_by}      counter
-//   kube_cache_proxy_request_duration_seconds{verb,served_by}          histogram; excludes
-//       watch and connection upgrades, which are long-running by design
-//   kube_cache_proxy_upstream_errors_total{kind}                       counter; kind is one of
-//       connect, timeout, tls, io
-//   kube_cache_proxy_open_connections                                  gauge (downstream)
-//   kube_cache_proxy_open_streams                                      gauge (watches, chunked
-//       responses without a length, upgraded connections)
-//   kube_cache_proxy_cached_watchers{resource}                         gauge: watches served
-//       from the cache
-//   kube_cache_proxy_cached_watch_events_sent_total{resource}          counter: events and
-//       bookmarks written to cached watches
-//   kube_cache_proxy_cached_watchers_terminated_slow_total{resource}   counter: cached watches
-//       closed because their client did not keep up
-//   kube_cache_proxy_client_requests_total{client}                     counter: requests
-//       answered, by the client's User-Agent product token (see ClientMetrics)
-//   kube_cache_proxy_client_watches{client}                            gauge: watches open
-//   kube_cache_proxy_client_response_bytes_total{client}               counter: bytes written
-//       to the client's connections (heads, bodies, watch streams)
-//   kube_cache_proxy_limit_refusals_total{limit}                       counter: connections
-//       closed and requests answered 429 at a bound (connections, requests, reviews,
-//       watches)
-//   kube_cache_proxy_upstream_failed_fast_total                        counter: requests
-//       answered 503 at once because the upstream was known down
-//   kube_cache_proxy_write_sync_held_total{resource,outcome}           counter: write answers
-//       held for read-your-writes; outcome shown, timeout or skipped (nothing to wait for)
-//   kube_cache_proxy_write_sync_wait_seconds{resource}                 histogram: how long a
-//       held write answer waited for the cache
-//   kube_cache_proxy_freshness_probes_total{resource,outcome}         counter: probes
-//       proving the cache fresh for reads newer than its RV (fence, metadata, unproven,
-//       shared)
-//   kube_cache_proxy_freshness_probe_seconds{resource}                 histogram
-//   kube_cache_proxy_cache_passthrough_total{resource,reason}          counter: cacheable
-//       reads and watches that passed through, by reason
-//   plus whatever the collector set with setCollector() reports at each scrape (the
-//   per-resource cache metrics, which cmd gathers from the informer manager).
+// Every family is declared in metric_families.h (name, help, type) and documented in
+// docs/metrics.md. The ones whose values the request path produces are registered here
+// from that table; the ones read from the informers at scrape time come from the
+// collector set with setCollector() (cache_metrics.h).
 
 #include <chrono>
 #include <cstdint>
@@ -50,15 +18,18 @@
 
 namespace proxy {
 
-// Metrics computed by someone else at scrape time, one family at a time.
+namespace metric {
+struct Family;
+}
+
+// The samples of one family (metric_families.h) read at scrape time by someone else
+// (cache_metrics.h): counters and gauges only.
 struct CollectedFamily {
   struct Sample {
     std::vector<std::pair<std::string, std::string>> labels;
     double value = 0;
   };
-  std::string name;  // the full name, kube_cache_proxy_...
-  std::string help;
-  bool counter = false;  // else a gauge
+  const metric::Family* family = nullptr;
   std::vector<Sample> samples;
 };
 using MetricsCollector = std::function<std::vector<CollectedFamily>()>;

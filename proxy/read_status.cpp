@@ -6,8 +6,8 @@
 
 namespace proxy {
 
-ApiStatus notFoundStatus(const watch::ApiResource& resource, std::string_view name) {
-  ApiStatus status;
+Status notFoundStatus(const watch::ApiResource& resource, std::string_view name) {
+  Status status;
   status.reason = Reason::NotFound;
   const std::string qualified = resource.group.empty() ? resource.resource : resource.resource + "." + resource.group;
   // errors.NewNotFound: "%s %q not found".

@@ -11,7 +11,7 @@
 namespace proxy {
 
 // 404: `pods "nope" not found` / `deployments.apps "nope" not found` (R10).
-ApiStatus notFoundStatus(const watch::ApiResource& resource, std::string_view name);
+Status notFoundStatus(const watch::ApiResource& resource, std::string_view name);
 
 // 504 after the bounded wait (R7).
 using cache::tooLargeResourceVersionStatus;

@@ -80,7 +80,7 @@ class SessionLoop {
   asio::awaitable<std::optional<ForwardOutcome>> serveFromCache(DownstreamRequest& req);
   asio::awaitable<ForwardOutcome> refuseFiltered(DownstreamRequest& req);
   asio::awaitable<ForwardOutcome> refuseTooMany(DownstreamRequest& req);
-  asio::awaitable<ForwardOutcome> answerStatus(DownstreamRequest& req, const ApiStatus& status);
+  asio::awaitable<ForwardOutcome> answerStatus(DownstreamRequest& req, const Status& status);
 
   // Gateway mode: authenticates `req` and, when the cache may serve it, authorizes it
   // (the steps are auth/gateway_admission.h's). nullopt: go on (pass-through requests
@@ -293,7 +293,7 @@ asio::awaitable<ForwardOutcome> SessionLoop::refuseTooMany(DownstreamRequest& re
   co_return ForwardOutcome{429, keep, false};
 }
 
-asio::awaitable<ForwardOutcome> SessionLoop::answerStatus(DownstreamRequest& req, const ApiStatus& status) {
+asio::awaitable<ForwardOutcome> SessionLoop::answerStatus(DownstreamRequest& req, const Status& status) {
   const bool keep = keepAlive(req);
   const HttpAnswer answer = toHttpAnswer(status, statusEncodingFor(findHeader(req.headers, "Accept")));
   co_await writeDownstream(req.stream, formatAnswer(answer, keep), options_.write_timeout);
@@ -314,7 +314,7 @@ asio::awaitable<std::optional<ForwardOutcome>> SessionLoop::admitGatewayRequest(
       co_return co_await answerStatus(req, tooManyRequestsStatus());
     }
     auto reviewed = auth::afterTokenReview(co_await authenticateToken(token), server_.auth_failures, req.client_ip);
-    if (const ApiStatus* refusal = std::get_if<ApiStatus>(&reviewed)) co_return co_await answerStatus(req, *refusal);
+    if (const Status* refusal = std::get_if<Status>(&reviewed)) co_return co_await answerStatus(req, *refusal);
     user = std::get<auth::UserInfo>(std::move(reviewed));
     req.upstream_token = token;  // pass-through requests go up as the caller
   }

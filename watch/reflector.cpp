@@ -126,7 +126,6 @@ uint64_t Reflector::warmStart() {
   if (rv == 0) return 0;
   last_rv_ = rv;
   stats_.mode.store(SyncMode::Saved, std::memory_order_relaxed);
-  stats_.resource_version.store(rv, std::memory_order_relaxed);
   stats_.warm_start_resource_version.store(rv, std::memory_order_relaxed);
   stats_.synced.store(true, std::memory_order_release);
   log(LogLevel::Info, "serving the saved state at resourceVersion " + std::to_string(rv) +
@@ -169,7 +168,7 @@ bool Reflector::handleLine(std::string_view line, Stream& stream) {
   if (resuming_.load(std::memory_order_relaxed)) noteActivity();
   // The steady state: the store parses and applies object events straight from the line.
   if (LineApplied applied = store_.applyEventLine(line, last_rv_); applied.handled) {
-    if (applied.status.code == StoreStatus::Code::ResourceVersionWentBackwards) {
+    if (applied.status.code == StoreOutcome::Code::ResourceVersionWentBackwards) {
       stats_.resource_version_backwards_total.fetch_add(1, std::memory_order_relaxed);
       log(LogLevel::Warning, std::string(cache::wireName(applied.type)) + " at resourceVersion " +
                                  std::to_string(applied.resource_version) + " is not after " +
@@ -185,7 +184,6 @@ bool Reflector::handleLine(std::string_view line, Stream& stream) {
     }
     last_rv_ = applied.resource_version;
     stats_.events_applied_total.fetch_add(1, std::memory_order_relaxed);
-    stats_.resource_version.store(last_rv_, std::memory_order_relaxed);
     ++stream.events;
     return true;
   }
@@ -218,7 +216,7 @@ bool Reflector::handleEvent(WatchEvent&& event, Stream& stream) {
                                    std::to_string(last_rv_) + ", relisting");
         return end({Outcome::Then::Relist, true});
       }
-      StoreStatus status = store_.apply(event.type, std::move(event.object), event.resource_version);
+      StoreOutcome status = store_.apply(event.type, std::move(event.object), event.resource_version);
       if (!status.ok()) return end(storeFailed(status, "applying an event"));
       last_rv_ = event.resource_version;
       stats_.events_applied_total.fetch_add(1, std::memory_order_relaxed);
@@ -232,7 +230,7 @@ bool Reflector::handleEvent(WatchEvent&& event, Stream& stream) {
                                    " is before " + std::to_string(last_rv_) + ", relisting");
         return end({Outcome::Then::Relist, true});
       }
-      StoreStatus status = store_.bookmark(event.resource_version);
+      StoreOutcome status = store_.bookmark(event.resource_version);
       if (!status.ok()) return end(storeFailed(status, "applying a bookmark"));
       last_rv_ = event.resource_version;
       // The upstream has sent everything up to here: a resumed watch has caught up.
@@ -245,7 +243,6 @@ bool Reflector::handleEvent(WatchEvent&& event, Stream& stream) {
                               event.status_reason + ": " + event.status_message);
       return end(failureStatus(event.status_code, event.status_reason, event.status_message));
   }
-  stats_.resource_version.store(last_rv_, std::memory_order_relaxed);
   ++stream.events;
   return true;
 }
@@ -286,9 +283,9 @@ Reflector::Outcome Reflector::failureStatus(int64_t code, std::string_view reaso
   return {Outcome::Then::Relist, true};
 }
 
-Reflector::Outcome Reflector::storeFailed(const StoreStatus& status, std::string_view during) {
+Reflector::Outcome Reflector::storeFailed(const StoreOutcome& status, std::string_view during) {
   stats_.store_errors_total.fetch_add(1, std::memory_order_relaxed);
-  if (status.code == StoreStatus::Code::ResourceVersionWentBackwards) {
+  if (status.code == StoreOutcome::Code::ResourceVersionWentBackwards) {
     stats_.resource_version_backwards_total.fetch_add(1, std::memory_order_relaxed);
   }
   log(LogLevel::Warning, "store refused " + std::string(during) + ", relisting: " + status.message);
@@ -324,7 +321,6 @@ void Reflector::markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv)
   stats_.last_sync_objects.store(sync.objects, std::memory_order_relaxed);
   stats_.last_sync_resource_version.store(rv, std::memory_order_relaxed);
   stats_.last_sync_unix_ms.store(wall.count(), std::memory_order_relaxed);
-  stats_.resource_version.store(rv, std::memory_order_relaxed);
   stats_.synced.store(true, std::memory_order_release);
   stats_.caught_up.store(true, std::memory_order_release);
 

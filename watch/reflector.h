@@ -146,7 +146,7 @@ class Reflector {
                      std::stop_token stop);
   // Maps an upstream failure status (ERROR event or HTTP) to what to do next.
   Outcome failureStatus(int64_t code, std::string_view reason, std::string_view text);
-  Outcome storeFailed(const StoreStatus& status, std::string_view during);
+  Outcome storeFailed(const StoreOutcome& status, std::string_view during);
 
   SyncProgress startSync() const;
   // Counts one received object and logs progress every few seconds of a long sync.

@@ -30,7 +30,6 @@ struct ReflectorStats {
   std::atomic<uint64_t> last_sync_objects{0};               // objects in the last full state
   std::atomic<uint64_t> last_sync_resource_version{0};
   std::atomic<int64_t> last_sync_unix_ms{0};                // wall time of the last full state
-  std::atomic<uint64_t> resource_version{0};                // RV the store is synced to
   std::atomic<SyncMode> mode{SyncMode::None};
   std::atomic<bool> synced{false};                          // HasSynced
   std::atomic<bool> caught_up{false};                       // listed, or resumed and caught up

@@ -20,7 +20,11 @@ namespace watch {
 // One object's raw JSON.
 using RawObject = std::string;
 
-struct StoreStatus {
+// What the store did with a list, an event or a bookmark, as the reflector needs it to
+// choose its next step and counter. Not a failure vocabulary: nothing of it reaches a
+// client (those speak cache::Status); every refusal ends in a relist, and the code only
+// says which counter to add to (an RV going backwards, an object that cannot be keyed).
+struct StoreOutcome {
   enum class Code {
     Ok,
     ResourceVersionWentBackwards,  // an event or bookmark older than what the store holds
@@ -31,7 +35,7 @@ struct StoreStatus {
   std::string message;
 
   bool ok() const { return code == Code::Ok; }
-  static StoreStatus okStatus() { return {}; }
+  static StoreOutcome applied() { return {}; }
 };
 
 // What the store did with a whole watch line (ReflectorStore::applyEventLine).
@@ -40,7 +44,7 @@ struct LineApplied {
   bool handled = false;
   EventType type = EventType::Added;
   uint64_t resource_version = 0;  // the event's RV, when handled
-  StoreStatus status;             // the outcome of applying it, when handled
+  StoreOutcome status;             // the outcome of applying it, when handled
 };
 
 class ReflectorStore {
@@ -49,9 +53,9 @@ class ReflectorStore {
 
   // Replaces the whole content with `items`, the state at `list_rv`, atomically: readers
   // see either the old or the new set, never a mix.
-  virtual StoreStatus replace(std::vector<RawObject>&& items, uint64_t list_rv) = 0;
+  virtual StoreOutcome replace(std::vector<RawObject>&& items, uint64_t list_rv) = 0;
   // One ADDED, MODIFIED or DELETED event at `rv` (for DELETED, the RV of the deletion).
-  virtual StoreStatus apply(EventType type, RawObject&& object, uint64_t rv) = 0;
+  virtual StoreOutcome apply(EventType type, RawObject&& object, uint64_t rv) = 0;
   // The steady state's fast path: parses one ADDED/MODIFIED/DELETED watch line in a
   // single pass and applies it, provided its RV is after `after_rv` (else the answer is
   // ResourceVersionWentBackwards and nothing changes). Any other line (BOOKMARK, ERROR)
@@ -74,7 +78,7 @@ class ReflectorStore {
   }
   virtual void clearStaged() {}
   // The upstream has seen everything up to `rv`; no object changed.
-  virtual StoreStatus bookmark(uint64_t rv) = 0;
+  virtual StoreOutcome bookmark(uint64_t rv) = 0;
   // The RV the store is synced to; 0 before the first replace.
   virtual uint64_t resourceVersion() const = 0;
 };

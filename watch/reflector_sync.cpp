@@ -76,7 +76,7 @@ Reflector::Outcome Reflector::watchList(std::stop_token stop, bool& fall_back) {
         return true;
       case EventType::Bookmark: {
         if (!event.initial_events_end) return true;  // progress only; the sync RV comes later
-        StoreStatus status = store_.replace(std::move(attempt.items), event.resource_version);
+        StoreOutcome status = store_.replace(std::move(attempt.items), event.resource_version);
         if (!status.ok()) {
           attempt.stream.ended_by_us = true;
           attempt.stream.outcome = storeFailed(status, "the watch-list state");
@@ -201,7 +201,7 @@ Reflector::Outcome Reflector::listThenWatch(std::stop_token stop) {
     opts.continue_token = std::move(page.continue_token);
   }
 
-  StoreStatus status = store_.replace(std::move(items), list_rv);
+  StoreOutcome status = store_.replace(std::move(items), list_rv);
   if (!status.ok()) return storeFailed(status, "the listed state");
   markSynced(SyncMode::List, sync, list_rv);
   return watchFrom(list_rv, stop);

@@ -41,7 +41,7 @@ uint64_t ResourceState::load(ReflectorStore& store) {
     log(LogLevel::Warning, "saved state " + path_ + " has no resourceVersion; listing");
     return 0;
   }
-  StoreStatus status = store.replace(std::move(read.state.objects), rv);
+  StoreOutcome status = store.replace(std::move(read.state.objects), rv);
   if (!status.ok()) {
     stats_.load_failures_total.fetch_add(1, std::memory_order_relaxed);
     log(LogLevel::Warning, "saved state " + path_ + " refused by the store (" + status.message + "); listing");

@@ -11,12 +11,12 @@ namespace {
 
 // Everything the store refuses besides an RV regression is a bug on our side of the
 // contract (the adapter checks RV order itself before calling), hence Internal.
-StoreStatus fromStoreError(const cache::Status& status) {
-  return {StoreStatus::Code::Internal, status.message};
+StoreOutcome fromStoreError(const cache::Status& status) {
+  return {StoreOutcome::Code::Internal, status.message};
 }
 
-StoreStatus wentBackwards(std::string_view what, uint64_t rv, uint64_t current) {
-  return {StoreStatus::Code::ResourceVersionWentBackwards,
+StoreOutcome wentBackwards(std::string_view what, uint64_t rv, uint64_t current) {
+  return {StoreOutcome::Code::ResourceVersionWentBackwards,
           std::string(what) + " resourceVersion " + std::to_string(rv) + " is not after the store's " +
               std::to_string(current)};
 }
@@ -40,7 +40,7 @@ StoreAdapter::StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectMetaParse
                            WatchDispatcher* dispatcher)
     : store_(store), parser_(parser), dispatcher_(dispatcher) {}
 
-StoreStatus StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list_rv) {
+StoreOutcome StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list_rv) {
   // A list may repeat the RV the store already has (nothing changed upstream), but never
   // go below it: that would rewind what watchers have already been told.
   const uint64_t current = store_.currentRV();
@@ -54,7 +54,7 @@ StoreStatus StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list_
   objects.reserve(objects.size() + items.size());
   for (RawObject& raw : items) {
     auto parsed = parser_.parseObject(std::string_view(raw));
-    if (!parsed) return {StoreStatus::Code::InvalidObject, "list item: " + parsed.error().message};
+    if (!parsed) return {StoreOutcome::Code::InvalidObject, "list item: " + parsed.error().message};
     objects.push_back(std::move(*parsed));
     // The object now owns a copy of the bytes; release the raw ones early, because a
     // full list of a large resource would otherwise be held twice.
@@ -67,17 +67,17 @@ StoreStatus StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list_
     dispatcher_->onEvents(*result);
     dispatcher_->onBookmark(list_rv);
   }
-  return StoreStatus::okStatus();
+  return StoreOutcome::applied();
 }
 
-StoreStatus StoreAdapter::apply(EventType type, RawObject&& object, uint64_t rv) {
-  if (!changesObjects(type)) return {StoreStatus::Code::Internal, "only ADDED, MODIFIED and DELETED change the store"};
+StoreOutcome StoreAdapter::apply(EventType type, RawObject&& object, uint64_t rv) {
+  if (!changesObjects(type)) return {StoreOutcome::Code::Internal, "only ADDED, MODIFIED and DELETED change the store"};
   // Every event RV is unique and increasing (W4); an equal one would be applied twice.
   const uint64_t current = store_.currentRV();
   if (rv <= current) return wentBackwards(std::string(cache::wireName(type)) + " event", rv, current);
 
   auto parsed = parser_.parseObject(std::string_view(object));
-  if (!parsed) return {StoreStatus::Code::InvalidObject, parsed.error().message};
+  if (!parsed) return {StoreOutcome::Code::InvalidObject, parsed.error().message};
   return applyParsed(type, std::move(*parsed), rv);
 }
 
@@ -109,23 +109,23 @@ bool StoreAdapter::stageInitialLine(std::string_view line) {
   return true;
 }
 
-StoreStatus StoreAdapter::applyParsed(cache::EventType type, cache::ObjectConstSharedPtr object, uint64_t rv) {
+StoreOutcome StoreAdapter::applyParsed(cache::EventType type, cache::ObjectConstSharedPtr object, uint64_t rv) {
   // The store takes the event RV from the object. A DELETED event carries the deletion RV
   // (W3); should the object's own differ, the event's RV is the one that orders history.
   if (object->resourceVersion() != rv) object = object->withResourceVersion(rv);
   auto result = store_.apply(type, std::move(object));
   if (!result) return fromStoreError(result.error());
   if (dispatcher_ != nullptr) dispatcher_->onEvents(std::span<const cache::WatchEvent>(&*result, 1));
-  return StoreStatus::okStatus();
+  return StoreOutcome::applied();
 }
 
-StoreStatus StoreAdapter::bookmark(uint64_t rv) {
+StoreOutcome StoreAdapter::bookmark(uint64_t rv) {
   const uint64_t current = store_.currentRV();
   if (rv < current) return wentBackwards("bookmark", rv, current);
   auto result = store_.bookmark(rv);
   if (!result) return fromStoreError(result.error());
   if (dispatcher_ != nullptr) dispatcher_->onBookmark(rv);
-  return StoreStatus::okStatus();
+  return StoreOutcome::applied();
 }
 
 uint64_t StoreAdapter::resourceVersion() const { return store_.currentRV(); }

@@ -1,7 +1,7 @@
 #pragma once
 // StoreAdapter: the reflector's view (watch::ReflectorStore) of one resource's
 // cache::ThreadSafeStore. It parses each raw object exactly once with the resource's
-// ObjectMetaParser (watch events straight from their line: applyEventLine) and translates the store's Result/Status answers into StoreStatus,
+// ObjectMetaParser (watch events straight from their line: applyEventLine) and translates the store's Result/Status answers into StoreOutcome,
 // so the reflector can tell "upstream went backwards" (relist) from "bad bytes".
 //
 // Threading: like ReflectorStore, called by the reflector thread only (the parser is not
@@ -24,17 +24,17 @@ class StoreAdapter final : public ReflectorStore {
   // call returns, in store order.
   StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectMetaParser& parser, WatchDispatcher* dispatcher = nullptr);
 
-  StoreStatus replace(std::vector<RawObject>&& items, uint64_t list_rv) override;
-  StoreStatus apply(EventType type, RawObject&& object, uint64_t rv) override;
+  StoreOutcome replace(std::vector<RawObject>&& items, uint64_t list_rv) override;
+  StoreOutcome apply(EventType type, RawObject&& object, uint64_t rv) override;
   LineApplied applyEventLine(std::string_view line, uint64_t after_rv) override;
   bool stageInitialLine(std::string_view line) override;
   void clearStaged() override { staged_.clear(); }
-  StoreStatus bookmark(uint64_t rv) override;
+  StoreOutcome bookmark(uint64_t rv) override;
   uint64_t resourceVersion() const override;
 
  private:
   // Applies a parsed object event at `rv`, which the caller checked is after the store's.
-  StoreStatus applyParsed(cache::EventType type, cache::ObjectConstSharedPtr object, uint64_t rv);
+  StoreOutcome applyParsed(cache::EventType type, cache::ObjectConstSharedPtr object, uint64_t rv);
 
   cache::ThreadSafeStore& store_;
   cache::ObjectMetaParser& parser_;

@@ -74,7 +74,6 @@ WatchDispatcher::Bucket* WatchDispatcher::bucketLocked(const IndexKey& key, bool
 void WatchDispatcher::addLocked(std::shared_ptr<CacheWatcher> watcher) {
   bucketLocked(watcher->filter().indexKey(), true)->insert(watcher.get());
   owners_.emplace(watcher.get(), std::move(watcher));
-  stats_.watchers.store(owners_.size(), std::memory_order_relaxed);
 }
 
 void WatchDispatcher::removeLocked(CacheWatcher* watcher) {
@@ -91,7 +90,6 @@ void WatchDispatcher::removeLocked(CacheWatcher* watcher) {
     }
   }
   owners_.erase(owner);
-  stats_.watchers.store(owners_.size(), std::memory_order_relaxed);
 }
 
 void WatchDispatcher::remove(CacheWatcher* watcher) {
@@ -167,10 +165,8 @@ void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) {
       visitIndexed(by_node_, nodeOf(event.object), nodeOf(event.prev_object));
     }
     for (CacheWatcher* w : touched) {
-      const size_t n = w->pending_.size();
       bool needs_wake = false;
       if (w->pushGroup(w->pending_, needs_wake)) {
-        stats_.frames_queued_total.fetch_add(n, std::memory_order_relaxed);
         if (needs_wake) wake.push_back(owners_.at(w));
       } else {
         w->pending_.clear();
@@ -178,7 +174,6 @@ void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) {
         removeLocked(w);
       }
     }
-    stats_.events_dispatched_total.fetch_add(events.size(), std::memory_order_relaxed);
     stats_.frames_encoded_total.fetch_add(encoded, std::memory_order_relaxed);
     stats_.candidates_visited_total.fetch_add(visited, std::memory_order_relaxed);
     // Only now: everything at or below max_rv is queued (see registerAfter).
@@ -186,10 +181,8 @@ void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) {
   }
   // Outside the lock (pitfall 2): waking posts to an event loop, closing wakes too.
   for (auto& w : wake) w->wake();
-  for (auto& w : slow) {
-    stats_.watchers_terminated_slow_total.fetch_add(1, std::memory_order_relaxed);
-    w->close(CacheWatcher::CloseReason::TooSlow);
-  }
+  // Counted by the proxy per resource (kube_cache_proxy_cached_watchers_terminated_slow_total).
+  for (auto& w : slow) w->close(CacheWatcher::CloseReason::TooSlow);
 }
 
 bool WatchDispatcher::skipThrough(CacheWatcher& watcher, uint64_t last_rv, uint64_t rv) {

@@ -35,13 +35,9 @@
 namespace watch {
 
 struct WatchDispatcherStats {
-  std::atomic<uint64_t> watchers{0};
-  std::atomic<uint64_t> events_dispatched_total{0};
   // Watchers looked at for an event (index candidates): O(interested), not O(all).
   std::atomic<uint64_t> candidates_visited_total{0};
   std::atomic<uint64_t> frames_encoded_total{0};
-  std::atomic<uint64_t> frames_queued_total{0};
-  std::atomic<uint64_t> watchers_terminated_slow_total{0};
 };
 
 class WatchDispatcher {

@@ -6,7 +6,7 @@
 
 namespace proxy::auth {
 
-std::optional<ApiStatus> admitCertificateUser(const UserInfo& user, bool impersonating, const RequestInfo& info,
+std::optional<Status> admitCertificateUser(const UserInfo& user, bool impersonating, const RequestInfo& info,
                                               HeaderList& identity_headers) {
   // The proxy impersonates a certificate user with its own credentials; impersonation
   // cannot be chained, so such a caller cannot ask for more.
@@ -26,7 +26,7 @@ bool refuseNewToken(GatewayAuth& gateway, FailureLimiter& failures, const std::s
   return !gateway.tokens().find(GatewayAuth::tokenKey(token)) && failures.exhausted(client_ip);
 }
 
-std::variant<UserInfo, ApiStatus> afterTokenReview(const TokenReviewResult& review, FailureLimiter& failures,
+std::variant<UserInfo, Status> afterTokenReview(const TokenReviewResult& review, FailureLimiter& failures,
                                                    const std::string& client_ip) {
   if (review.throttled) return tooManyRequestsStatus();
   if (review.authenticated) return review.user;
@@ -39,14 +39,14 @@ bool cacheableForCaller(const RequestInfo& info, bool impersonating, bool has_ca
          (info.verb == "get" || info.verb == "list" || info.verb == "watch") && GatewayAuth::reviewableNames(info);
 }
 
-std::optional<ApiStatus> afterAccessReview(const AccessReviewResult& access, const UserInfo& user,
+std::optional<Status> afterAccessReview(const AccessReviewResult& access, const UserInfo& user,
                                            const AccessAttributes& attrs) {
   if (access.allowed) return std::nullopt;
   if (access.throttled) return tooManyRequestsStatus();
   if (!access.definitive) {
     // Fail closed, and say why: the apiserver cannot be asked.
     spdlog::warn("subject access review failed: {}", access.error);
-    ApiStatus status;
+    Status status;
     status.reason = Reason::ServiceUnavailable;
     status.message = "authorization check failed: " + access.error;
     return status;

@@ -22,7 +22,7 @@ namespace proxy::auth {
 
 // A client-certificate user: refused when it asks for impersonation, else admitted with
 // the Impersonate-* headers its pass-through requests carry (added to `identity_headers`).
-std::optional<ApiStatus> admitCertificateUser(const UserInfo& user, bool impersonating, const RequestInfo& info,
+std::optional<Status> admitCertificateUser(const UserInfo& user, bool impersonating, const RequestInfo& info,
                                               HeaderList& identity_headers);
 
 // An address that keeps presenting tokens the upstream refuses gets the apiserver's own
@@ -33,7 +33,7 @@ bool refuseNewToken(GatewayAuth& gateway, FailureLimiter& failures, const std::s
 
 // The user a TokenReview authenticated, or the refusal: 429 when it was not asked
 // (throttled), 401 when it failed (counted against `client_ip`).
-std::variant<UserInfo, ApiStatus> afterTokenReview(const TokenReviewResult& review, FailureLimiter& failures,
+std::variant<UserInfo, Status> afterTokenReview(const TokenReviewResult& review, FailureLimiter& failures,
                                                    const std::string& client_ip);
 
 // Whether the proxy may answer `info` from its cache, and so reviews it. A client
@@ -46,7 +46,7 @@ bool cacheableForCaller(const RequestInfo& info, bool impersonating, bool has_ca
 // Nothing when the SubjectAccessReview allowed the request, else the refusal: 429 when it
 // was not asked, 503 when it could not be (fail closed, and say why), otherwise exactly
 // the 403 the apiserver gives this caller.
-std::optional<ApiStatus> afterAccessReview(const AccessReviewResult& access, const UserInfo& user,
+std::optional<Status> afterAccessReview(const AccessReviewResult& access, const UserInfo& user,
                                            const AccessAttributes& attrs);
 
 }  // namespace proxy::auth

@@ -108,16 +108,16 @@ AccessAttributes GatewayAuth::attributesOf(const RequestInfo& info, const std::s
   return a;
 }
 
-ApiStatus unauthorizedStatus() {
-  ApiStatus s;
+Status unauthorizedStatus() {
+  Status s;
   s.reason = Reason::Unauthorized;
   s.message = "Unauthorized";
   return s;
 }
 
-ApiStatus forbiddenStatus(const UserInfo& user, const AccessAttributes& a, const std::string& reason) {
+Status forbiddenStatus(const UserInfo& user, const AccessAttributes& a, const std::string& reason) {
   std::string why;
-  ApiStatus s;
+  Status s;
   s.reason = Reason::Forbidden;
   if (!a.resource_request) {
     why = "User " + goQuote(user.name) + " cannot " + a.verb + " path " + goQuote(a.path);

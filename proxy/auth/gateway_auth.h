@@ -57,9 +57,9 @@ class GatewayAuth {
 };
 
 // 401 as the apiserver's authentication filter answers it.
-ApiStatus unauthorizedStatus();
+Status unauthorizedStatus();
 // 403 as responsewriters.Forbidden words it (apierrors.NewForbidden around
 // forbiddenMessage), with the authorizer's reason appended when there is one.
-ApiStatus forbiddenStatus(const UserInfo& user, const AccessAttributes& attrs, const std::string& reason);
+Status forbiddenStatus(const UserInfo& user, const AccessAttributes& attrs, const std::string& reason);
 
 }  // namespace proxy::auth

@@ -65,7 +65,7 @@ TEST_CASE("A Status the client's Accept cannot negotiate is json.MarshalIndent o
         "  \"code\": 400\n"
         "}");
 
-  ApiStatus status{Reason::Invalid, "ListOptions.meta.k8s.io \"\" is invalid: x: Invalid value: \"a,b\": {x}"};
+  Status status{Reason::Invalid, "ListOptions.meta.k8s.io \"\" is invalid: x: Invalid value: \"a,b\": {x}"};
   status.details_group = "meta.k8s.io";
   status.details_kind = "ListOptions";
   status.causes.push_back({"FieldValueInvalid", "Invalid value: \"a,b\": {x}", "x"});

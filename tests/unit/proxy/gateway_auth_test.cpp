@@ -175,7 +175,7 @@ TEST_CASE("401 and 403 are worded as the apiserver words them (E1)") {
         "\n");
   CHECK(forbiddenStatus(alice, attrs("GET", "/api/v1/pods"), "").message ==
         R"(pods is forbidden: User "alice" cannot list resource "pods" in API group "" at the cluster scope)");
-  ApiStatus named = forbiddenStatus(alice, attrs("GET", "/apis/apps/v1/namespaces/b/deployments/web"), "no rule");
+  Status named = forbiddenStatus(alice, attrs("GET", "/apis/apps/v1/namespaces/b/deployments/web"), "no rule");
   CHECK(named.message == R"(deployments.apps "web" is forbidden: User "alice" cannot get resource "deployments" )"
                          R"(in API group "apps" in the namespace "b": no rule)");
   CHECK(named.details_name == "web");

@@ -24,17 +24,17 @@ struct StoreCall {
 class FakeReflectorStore final : public ReflectorStore {
  public:
   // watch::ReflectorStore
-  StoreStatus replace(std::vector<RawObject>&& items, uint64_t list_rv) override {
+  StoreOutcome replace(std::vector<RawObject>&& items, uint64_t list_rv) override {
     std::lock_guard lock(mu_);
     calls_.push_back({StoreCall::Kind::Replace, EventType::Added, std::move(items), list_rv});
     return answer(list_rv);
   }
-  StoreStatus apply(EventType type, RawObject&& object, uint64_t rv) override {
+  StoreOutcome apply(EventType type, RawObject&& object, uint64_t rv) override {
     std::lock_guard lock(mu_);
     calls_.push_back({StoreCall::Kind::Apply, type, {std::move(object)}, rv});
     return answer(rv);
   }
-  StoreStatus bookmark(uint64_t rv) override {
+  StoreOutcome bookmark(uint64_t rv) override {
     std::lock_guard lock(mu_);
     calls_.push_back({StoreCall::Kind::Bookmark, EventType::Bookmark, {}, rv});
     return answer(rv);
@@ -45,7 +45,7 @@ class FakeReflectorStore final : public ReflectorStore {
   }
 
   // The n-th call from now (0 = the next) is refused with `status`.
-  void refuseCall(size_t n, StoreStatus status) {
+  void refuseCall(size_t n, StoreOutcome status) {
     std::lock_guard lock(mu_);
     refusals_.push_back({calls_.size() + n, std::move(status)});
   }
@@ -60,23 +60,23 @@ class FakeReflectorStore final : public ReflectorStore {
   }
 
  private:
-  StoreStatus answer(uint64_t rv) {
+  StoreOutcome answer(uint64_t rv) {
     cv_.notify_all();
     for (auto it = refusals_.begin(); it != refusals_.end(); ++it) {
       if (it->first + 1 == calls_.size()) {
-        StoreStatus status = std::move(it->second);
+        StoreOutcome status = std::move(it->second);
         refusals_.erase(it);
         return status;
       }
     }
     rv_ = rv;
-    return StoreStatus::okStatus();
+    return StoreOutcome::applied();
   }
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::vector<StoreCall> calls_;
-  std::deque<std::pair<size_t, StoreStatus>> refusals_;  // call index -> answer
+  std::deque<std::pair<size_t, StoreOutcome>> refusals_;  // call index -> answer
   uint64_t rv_ = 0;
 };
 

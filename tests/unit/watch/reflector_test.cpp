@@ -136,7 +136,7 @@ TEST_CASE("Reflector syncs with watch-list and keeps consuming the same stream (
   CHECK(h.stats().last_sync_resource_version == 12500);
   CHECK(h.stats().events_applied_total == 1);
   CHECK(h.stats().upstream_relists_total == 1);
-  CHECK(h.stats().resource_version == 12600);
+  CHECK(h.store.resourceVersion() == 12600);
   CHECK(h.clock.sleeps().empty());
   CHECK(h.logged("pods: synced 2 objects (0.0 MB) at resourceVersion 12500 in 0.00 s via watch-list"));
 }
@@ -386,7 +386,7 @@ TEST_CASE("Reflector relists when the store refuses an event") {
   h.upstream.addList(ok(listBody({}, 10)));
   h.upstream.addWatch(lines({event("ADDED", pod("a", 12))}));
   h.upstream.addList(ok(listBody({}, 20)));
-  h.store.refuseCall(1, {StoreStatus::Code::ResourceVersionWentBackwards, "12 is older than 13"});
+  h.store.refuseCall(1, {StoreOutcome::Code::ResourceVersionWentBackwards, "12 is older than 13"});
   h.start();
   REQUIRE(h.upstream.waitForBlockedWatch(2));
   CHECK(h.stats().store_errors_total == 1);
@@ -518,7 +518,7 @@ TEST_CASE("Warm start: a saved state is served at once and the watch resumes fro
   CHECK(h.stats().warm_start_resource_version == 100);
   CHECK(h.stats().upstream_relists_total == 0);
   CHECK(h.stats().upstream_watch_restarts_total == 0);
-  CHECK(h.stats().resource_version == 101);
+  CHECK(h.store.resourceVersion() == 101);
   // Caught up once the open stream has been quiet for caught_up_quiet.
   CHECK_FALSE(h.reflector->caughtUp());
   h.clock.advance(h.options.caught_up_quiet);
@@ -574,6 +574,6 @@ TEST_CASE("requestRelist ends an idle watch and relists (drift repair)") {
   CHECK(isWatchList(h.upstream.watchRequests().at(1)));
   CHECK(h.stats().upstream_relists_total == 2);
   CHECK(h.stats().requested_relists_total == 1);
-  CHECK(h.stats().resource_version == 310);
+  CHECK(h.store.resourceVersion() == 310);
   CHECK(h.clock.sleeps().empty());
 }

@@ -11,7 +11,7 @@
 using watch::EventType;
 using watch::RawObject;
 using watch::StoreAdapter;
-using watch::StoreStatus;
+using watch::StoreOutcome;
 
 namespace {
 
@@ -83,10 +83,10 @@ TEST_CASE("An event whose RV is not after the store's is refused as going backwa
   PodCache c;
   REQUIRE(c.adapter.replace({pod("default", "a", 5)}, 10).ok());
 
-  StoreStatus older = c.adapter.apply(EventType::Modified, pod("default", "a", 8), 8);
-  CHECK(older.code == StoreStatus::Code::ResourceVersionWentBackwards);
-  StoreStatus repeated = c.adapter.apply(EventType::Added, pod("default", "z", 10), 10);
-  CHECK(repeated.code == StoreStatus::Code::ResourceVersionWentBackwards);
+  StoreOutcome older = c.adapter.apply(EventType::Modified, pod("default", "a", 8), 8);
+  CHECK(older.code == StoreOutcome::Code::ResourceVersionWentBackwards);
+  StoreOutcome repeated = c.adapter.apply(EventType::Added, pod("default", "z", 10), 10);
+  CHECK(repeated.code == StoreOutcome::Code::ResourceVersionWentBackwards);
   CHECK_FALSE(c.store.get("default/z"));
   CHECK(c.store.get("default/a")->resourceVersion() == 5);
   CHECK(c.adapter.resourceVersion() == 10);
@@ -99,8 +99,8 @@ TEST_CASE("A bookmark moves the RV forward; an older bookmark or list is refused
   REQUIRE(c.adapter.bookmark(20).ok());
   CHECK(c.adapter.resourceVersion() == 20);
 
-  CHECK(c.adapter.bookmark(15).code == StoreStatus::Code::ResourceVersionWentBackwards);
-  CHECK(c.adapter.replace({pod("default", "a", 3)}, 19).code == StoreStatus::Code::ResourceVersionWentBackwards);
+  CHECK(c.adapter.bookmark(15).code == StoreOutcome::Code::ResourceVersionWentBackwards);
+  CHECK(c.adapter.replace({pod("default", "a", 3)}, 19).code == StoreOutcome::Code::ResourceVersionWentBackwards);
   CHECK_FALSE(c.store.get("default/a"));
 
   // A relist at the same or a later RV is the normal recovery path.
@@ -112,10 +112,10 @@ TEST_CASE("Bytes the parser rejects are an InvalidObject answer and leave the st
   PodCache c;
   REQUIRE(c.adapter.replace({pod("default", "a", 5)}, 10).ok());
 
-  CHECK(c.adapter.apply(EventType::Added, "{not json", 11).code == StoreStatus::Code::InvalidObject);
+  CHECK(c.adapter.apply(EventType::Added, "{not json", 11).code == StoreOutcome::Code::InvalidObject);
   CHECK(c.adapter.apply(EventType::Added, R"({"metadata":{"resourceVersion":"11"}})", 11).code ==
-        StoreStatus::Code::InvalidObject);
-  CHECK(c.adapter.replace({pod("default", "b", 6), "[]"}, 12).code == StoreStatus::Code::InvalidObject);
+        StoreOutcome::Code::InvalidObject);
+  CHECK(c.adapter.replace({pod("default", "b", 6), "[]"}, 12).code == StoreOutcome::Code::InvalidObject);
 
   CHECK(c.adapter.resourceVersion() == 10);
   CHECK(c.store.get("default/a"));
@@ -125,7 +125,7 @@ TEST_CASE("Bytes the parser rejects are an InvalidObject answer and leave the st
 TEST_CASE("Only ADDED, MODIFIED and DELETED reach the store through apply") {
   PodCache c;
   REQUIRE(c.adapter.replace({}, 10).ok());
-  CHECK(c.adapter.apply(EventType::Bookmark, pod("default", "a", 11), 11).code == StoreStatus::Code::Internal);
+  CHECK(c.adapter.apply(EventType::Bookmark, pod("default", "a", 11), 11).code == StoreOutcome::Code::Internal);
   CHECK(c.adapter.resourceVersion() == 10);
 }
 
@@ -167,10 +167,10 @@ TEST_CASE("An object event line at or before the given RV is refused as going ba
   REQUIRE(c.adapter.replace({pod("default", "a", 5)}, 10).ok());
   auto repeated = c.adapter.applyEventLine(line("ADDED", pod("default", "z", 10)), 10);
   REQUIRE(repeated.handled);
-  CHECK(repeated.status.code == StoreStatus::Code::ResourceVersionWentBackwards);
+  CHECK(repeated.status.code == StoreOutcome::Code::ResourceVersionWentBackwards);
   auto behind_reflector = c.adapter.applyEventLine(line("ADDED", pod("default", "z", 11)), 11);
   REQUIRE(behind_reflector.handled);
-  CHECK(behind_reflector.status.code == StoreStatus::Code::ResourceVersionWentBackwards);
+  CHECK(behind_reflector.status.code == StoreOutcome::Code::ResourceVersionWentBackwards);
   CHECK_FALSE(c.store.get("default/z"));
   CHECK(c.adapter.resourceVersion() == 10);
 }
