@@ -46,7 +46,7 @@ run_one() {
   # Requests, selectors and RVs longer than 1 KB only repeat what shorter ones cover and
   # slow every input down; upstream JSON and kubeconfigs need room for whole objects.
   local max_len=1024
-  case "$t" in object_meta | watch_event | list_page | metadata_list | kubeconfig) max_len=4096 ;; esac
+  case "$t" in object_meta | watch_event | list_page | metadata_list | protobuf_object | kubeconfig) max_len=4096 ;; esac
   # -timeout: one input taking seconds is a finding too (unbounded work on bad input).
   if "$build/bin/${t}_fuzz" "$@" -max_len=$max_len -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$build/findings/$t/" "$build/corpus/$t" "tests/fuzz/corpus/$t" \

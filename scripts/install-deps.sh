@@ -11,7 +11,7 @@ APT_PACKAGES=(
   g++ cmake ninja-build pkg-config make
   libcpp-httplib-dev libsimdjson-dev rapidjson-dev libssl-dev zlib1g-dev
   prometheus-cpp-dev doctest-dev libyaml-cpp-dev libboost-dev
-  libcli11-dev libspdlog-dev libfmt-dev
+  libcli11-dev libspdlog-dev libfmt-dev libprotobuf-dev
 )
 $build_only || APT_PACKAGES+=(
   clang libclang-rt-14-dev llvm-14

@@ -1,0 +1,35 @@
+// Upstream protobuf bytes as the reader sees them (contract N2): an envelope, then the
+// ObjectMeta of its raw object. Anything may be refused; nothing may crash or read past
+// the input, and what is accepted points inside it.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "cache/protobuf_object.h"
+#include "fuzz_check.h"
+
+namespace {
+
+bool inside(std::string_view outer, std::string_view inner) {
+  return inner.empty() || (inner.data() >= outer.data() && inner.data() + inner.size() <= outer.data() + outer.size());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  // The input as an envelope, and as a bare object (the raw of one).
+  std::string_view object = input;
+  if (const auto envelope = cache::protobuf::parseEnvelope(input)) {
+    FUZZ_CHECK(inside(input, envelope->raw) && inside(input, envelope->kind) && inside(input, envelope->api_version));
+    object = envelope->raw;
+  }
+  if (const auto meta = cache::protobuf::parseObjectMeta(object)) {
+    FUZZ_CHECK(inside(object, meta->name) && inside(object, meta->namespace_) && inside(object, meta->resource_version));
+    FUZZ_CHECK(meta->metadata.offset + meta->metadata.length <= object.size());
+    FUZZ_CHECK(object.substr(meta->resource_version_value.offset, meta->resource_version_value.length) ==
+               meta->resource_version);
+    for (const auto& [key, value] : meta->labels) FUZZ_CHECK(inside(object, key) && inside(object, value));
+  }
+  return 0;
+}
