@@ -1,77 +1,9 @@
 #include "cache/protobuf_object.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
+#include "cache/protobuf_wire.h"
 
 namespace cache::protobuf {
 namespace {
-
-using google::protobuf::io::CodedInputStream;
-using WireFormatLite = google::protobuf::internal::WireFormatLite;
-
-// A cursor over one message. Length-delimited values come back as views into the input;
-// everything else is skipped by wire type.
-class MessageReader {
- public:
-  explicit MessageReader(std::string_view message)
-      : message_(message), in_(reinterpret_cast<const uint8_t*>(message.data()), static_cast<int>(message.size())) {
-    // The whole message is in memory and we never recurse through in_, so the default
-    // 64 MiB total limit is the only one that matters: objects are bounded far below it.
-    in_.SetTotalBytesLimit(static_cast<int>(message.size()));
-  }
-
-  // The next field's number, or 0 at the end of the message. A tag cut short or naming
-  // field 0 sets failed() (and also gives 0).
-  uint32_t next() {
-    if (failed_ || in_.CurrentPosition() >= static_cast<int>(message_.size())) return 0;
-    uint32_t tag = 0;
-    if (!in_.ReadVarint32(&tag) || WireFormatLite::GetTagFieldNumber(tag) == 0) {
-      failed_ = true;
-      return 0;
-    }
-    tag_ = tag;
-    wire_type_ = WireFormatLite::GetTagWireType(tag);
-    return WireFormatLite::GetTagFieldNumber(tag);
-  }
-
-  // The current field's bytes; nullopt (and failed()) when it is not length-delimited or
-  // runs past the end.
-  std::optional<std::string_view> bytes() {
-    if (wire_type_ != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) return fail<std::string_view>();
-    uint32_t length = 0;
-    if (!in_.ReadVarint32(&length)) return fail<std::string_view>();
-    const size_t offset = static_cast<size_t>(in_.CurrentPosition());
-    if (length > message_.size() - offset || !in_.Skip(static_cast<int>(length))) return fail<std::string_view>();
-    return message_.substr(offset, length);
-  }
-
-  std::optional<int64_t> varint() {
-    uint64_t value = 0;
-    if (wire_type_ != WireFormatLite::WIRETYPE_VARINT || !in_.ReadVarint64(&value)) return fail<int64_t>();
-    return static_cast<int64_t>(value);
-  }
-
-  // Skips a field this reader does not want.
-  void skip() {
-    if (!WireFormatLite::SkipField(&in_, tag_)) failed_ = true;
-  }
-
-  bool failed() const { return failed_; }
-  size_t offsetOf(std::string_view inner) const { return static_cast<size_t>(inner.data() - message_.data()); }
-
- private:
-  template <class T>
-  std::optional<T> fail() {
-    failed_ = true;
-    return std::nullopt;
-  }
-
-  std::string_view message_;
-  CodedInputStream in_;
-  uint32_t tag_ = 0;
-  WireFormatLite::WireType wire_type_ = WireFormatLite::WIRETYPE_VARINT;
-  bool failed_ = false;
-};
 
 // A map<string,string> entry: {1: key, 2: value}.
 std::optional<std::pair<std::string_view, std::string_view>> parseMapEntry(std::string_view entry) {

@@ -19,6 +19,28 @@
 #include "proxy/upstream_connection.h"
 
 namespace proxy {
+namespace {
+
+using io::Session;
+using io::SessionPtr;
+using io::Worker;
+
+// net/http's Shutdown closes a connection that has not sent its first request only once it
+// has been open this long; a younger one gets its request served (with Connection: close).
+constexpr std::chrono::seconds kNewConnectionGrace{5};
+
+// On `worker`'s thread, at shutdown: ends `session` when its grace runs out, unless its
+// first request head has arrived by then.
+void closeUnlessRequestArrives(Worker& worker, const SessionPtr& session, const cache::Clock& clock) {
+  const auto age = clock.now() - session->opened_at;
+  const auto left = age >= kNewConnectionGrace ? std::chrono::steady_clock::duration::zero() : kNewConnectionGrace - age;
+  auto timer = std::make_shared<boost::asio::steady_timer>(worker.ctx, left);
+  timer->async_wait([timer, weak = std::weak_ptr<Session>(session)](const boost::system::error_code&) {
+    if (auto alive = weak.lock(); alive && alive->awaiting_first_request) alive->stream.cancel();
+  });
+}
+
+}  // namespace
 
 using namespace io;
 using asio::redirect_error;
@@ -88,6 +110,7 @@ void ProxyServer::Impl::startSession(asio::ip::tcp::socket&& socket, Worker& wor
   }
   auto session = std::make_shared<Session>(std::move(socket), tls ? tls->current() : nullptr);
   session->connection_slot = std::move(connection_slot);
+  session->opened_at = clock.now();
   asio::co_spawn(worker.ctx, runSession(*this, std::move(session), worker), asio::detached);
 }
 
@@ -154,12 +177,14 @@ void ProxyServer::stop(std::chrono::milliseconds drain) {
     s.acceptor->close(ignored);
   });
   for (auto& worker : s.workers) {
-    asio::post(worker->ctx, [w = worker.get()] {
+    asio::post(worker->ctx, [w = worker.get(), &clock = s.clock] {
       error_code ignored;
       for (const auto& session : w->sessions) {
         session->control.stopping = true;
         if (session->idle) {
           session->stream.cancel();
+        } else if (session->awaiting_first_request) {
+          closeUnlessRequestArrives(*w, session, clock);
         } else if (session->control.streaming && session->control.active) {
           session->control.active->close();
         } else if (session->control.streaming && session->control.interrupt) {

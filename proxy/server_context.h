@@ -48,7 +48,13 @@ struct Session {
   DownstreamStream stream;
   beast::flat_buffer buffer;
   SessionControl control;
-  bool idle = true;  // waiting for the next request head
+  // Go's connection states, as shutdown treats them: `idle` (waiting for the next request
+  // after an answer) is closed at once; `awaiting_first_request` (accepted, no head read
+  // yet: StateNew) gets its first request served unless it has been open for
+  // kNewConnectionGrace, like net/http's Shutdown.
+  bool idle = false;
+  bool awaiting_first_request = true;
+  std::chrono::steady_clock::time_point opened_at;  // the server clock's, at accept
   std::optional<auth::UserInfo> certificate_user;  // a verified client certificate's identity
   std::time_t certificate_not_after = 0;
   // The serving context (client CA) the certificate was last verified with.

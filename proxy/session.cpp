@@ -146,7 +146,8 @@ asio::awaitable<void> SessionLoop::handshake() {
 asio::awaitable<bool> SessionLoop::readRequestHead(DownstreamParser& parser, bool first, const std::string& client_ip) {
   parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes + kHeaderSlackBytes));
   parser.body_limit(kUnlimitedBody);  // pass-through bodies stream; the upstream limits them
-  session_.idle = true;
+  session_.idle = !first;
+  session_.awaiting_first_request = first;
   error_code ec;
   if (!first && session_.buffer.size() == 0) {
     // Go's IdleTimeout: a keep-alive connection may wait this long for the
@@ -163,6 +164,7 @@ asio::awaitable<bool> SessionLoop::readRequestHead(DownstreamParser& parser, boo
   session_.stream.expires_after(options_.read_header_timeout);
   co_await http::async_read_header(session_.stream, session_.buffer, parser, redirect_error(use_awaitable, ec));
   session_.idle = false;
+  session_.awaiting_first_request = false;
   if (ec == beast::error::timeout) server_.metrics.connectionTimedOut("read_header");
   if (ec) {
     if (!quietReadError(ec)) {

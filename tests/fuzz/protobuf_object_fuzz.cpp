@@ -1,10 +1,11 @@
-// Upstream protobuf bytes as the reader sees them (contract N2): an envelope, then the
-// ObjectMeta of its raw object. Anything may be refused; nothing may crash or read past
+// Upstream protobuf bytes as the readers see them (contract N2, W2): an envelope, then the
+// ObjectMeta of its raw object; the same bytes as a LIST body and as a watch stream. Anything may be refused; nothing may crash or read past
 // the input, and what is accepted points inside it.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "cache/protobuf_list.h"
 #include "cache/protobuf_object.h"
 #include "fuzz_check.h"
 
@@ -31,5 +32,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                meta->resource_version);
     for (const auto& [key, value] : meta->labels) FUZZ_CHECK(inside(object, key) && inside(object, value));
   }
+  if (const auto list = cache::protobuf::parseList(input)) {
+    for (std::string_view item : list->items) FUZZ_CHECK(inside(input, item));
+    FUZZ_CHECK(inside(input, list->metadata.resource_version) && inside(input, list->metadata.continue_token));
+  }
+  std::string_view stream = input;
+  bool malformed = false;
+  while (const auto event = cache::protobuf::takeWatchFrame(stream, malformed)) {
+    FUZZ_CHECK(inside(input, event->type) && inside(input, event->object));
+  }
+  FUZZ_CHECK(inside(input, stream));
   return 0;
 }

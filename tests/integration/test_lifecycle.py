@@ -56,6 +56,37 @@ class LifecycleTest(unittest.TestCase):
         self.proxy.proc.wait(5)
         self.assertEqual(self.proxy.proc.returncode, 0)
 
+    def test_a_connection_accepted_before_the_signal_gets_its_first_request_served(self):
+        # net/http's Shutdown: a connection that has not sent its first request yet (StateNew)
+        # is not idle; its request, sent after the signal, is answered with Connection: close.
+        s = socket.create_connection((self.proxy.host, self.proxy.port), timeout=10)
+        self.addCleanup(s.close)
+        harness.wait_for(lambda: self.open_connections_are(1), message="connection accepted")
+        self.proxy.signal(signal.SIGTERM)
+        s.sendall(b"GET /slow?ms=10 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        answer = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        head = answer.split(b"\r\n\r\n", 1)[0].decode()
+        self.assertTrue(head.startswith("HTTP/1.1 200"), answer[:300])
+        self.assertIn("connection: close", head.lower())
+        self.proxy.proc.wait(5)
+        self.assertEqual(self.proxy.proc.returncode, 0)
+
+    def test_a_connection_that_sends_nothing_is_closed_unanswered_by_the_end_of_the_drain(self):
+        # ...and one that stays silent is closed unanswered: once it has been open 5 s, or
+        # when the drain (3/5 of --shutdown-timeout) ends, whichever comes first.
+        s = socket.create_connection((self.proxy.host, self.proxy.port), timeout=30)
+        self.addCleanup(s.close)
+        harness.wait_for(lambda: self.open_connections_are(1), message="connection accepted")
+        self.proxy.signal(signal.SIGTERM)
+        self.assertEqual(s.recv(1), b"")  # closed without an answer
+        self.proxy.proc.wait(15)
+        self.assertEqual(self.proxy.proc.returncode, 0)
+
     def test_sigterm_ends_upgraded_connections(self):
         s = socket.create_connection((self.proxy.host, self.proxy.port), timeout=10)
         self.addCleanup(s.close)

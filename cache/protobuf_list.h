@@ -1,0 +1,60 @@
+#pragma once
+// The protobuf shapes around objects (contract N2, W2), read and written at the wire level:
+// a List (field 1 ListMeta, field 2 the items, every built-in XxxList) inside the `k8s\0`
+// envelope, and a watch frame (4-byte big-endian length, then the envelope of a
+// WatchEvent{type, object{raw: an enveloped object}}). Writing takes the items as the
+// stored message bytes, so a LIST is concatenation, never re-encoding.
+//
+// The writers emit what kube-apiserver's gogo-protobuf marshalling emits: every field of a
+// non-pointer Go struct member is written even when empty (ListMeta's selfLink,
+// resourceVersion and continue; Unknown's contentEncoding and contentType), optional
+// pointers (remainingItemCount) only when set. The real-cluster tier compares both
+// directions with the apiserver's own bytes (realcluster_test_real_protobuf).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cache::protobuf {
+
+struct ListMetaView {
+  std::string_view self_link;
+  std::string_view resource_version;
+  std::string_view continue_token;
+  std::optional<int64_t> remaining_item_count;
+};
+
+struct ListView {
+  std::string_view api_version;
+  std::string_view kind;
+  ListMetaView metadata;
+  std::vector<std::string_view> items;  // each an item's message bytes (no envelope)
+};
+
+// `bytes` is a whole protobuf LIST response. nullopt when malformed.
+std::optional<ListView> parseList(std::string_view bytes);
+
+// Appends a List in its envelope to `out`.
+void appendList(std::string& out, std::string_view api_version, std::string_view kind,
+                const ListMetaView& metadata, const std::vector<std::string_view>& items);
+
+// One watch event: `object` is an enveloped object (kMagic + Unknown).
+struct WatchEventView {
+  std::string_view type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
+  std::string_view object;
+};
+
+// Splits the front frame off `stream`: nullopt when the stream does not yet hold a whole
+// frame (`malformed` stays false) or the frame is not a WatchEvent envelope (`malformed`
+// set). On success `stream` is advanced past the frame.
+std::optional<WatchEventView> takeWatchFrame(std::string_view& stream, bool& malformed);
+
+// Appends one framed WatchEvent to `out`.
+void appendWatchFrame(std::string& out, std::string_view type, std::string_view enveloped_object);
+
+// Appends `object` (an item's message bytes) in its envelope.
+void appendEnvelope(std::string& out, std::string_view api_version, std::string_view kind, std::string_view raw);
+
+}  // namespace cache::protobuf
