@@ -129,8 +129,8 @@ std::optional<WatchEventView> takeWatchFrame(std::string_view& stream, bool& mal
   if (stream.size() < 4) return std::nullopt;
   const uint32_t length = readBigEndian32(stream);
   if (stream.size() - 4 < length) return std::nullopt;
-  const auto envelope = parseEnvelope(stream.substr(4, length));
-  auto event = envelope ? parseWatchEvent(envelope->raw) : std::nullopt;
+  // The frame holds the bare WatchEvent message, not an envelope (unlike objects and lists).
+  auto event = parseWatchEvent(stream.substr(4, length));
   if (!event) {
     malformed = true;
     return std::nullopt;
@@ -145,12 +145,10 @@ void appendWatchFrame(std::string& out, std::string_view type, std::string_view 
   std::string event;
   appendBytesField(event, 1, type);
   appendBytesField(event, 2, raw_extension);
-  std::string envelope;
-  appendEnvelope(envelope, "", "", event);
-  const uint32_t length = static_cast<uint32_t>(envelope.size());
+  const uint32_t length = static_cast<uint32_t>(event.size());
   const char prefix[4] = {char(length >> 24), char(length >> 16), char(length >> 8), char(length)};
   out.append(prefix, 4);
-  out.append(envelope);
+  out.append(event);
 }
 
 }  // namespace cache::protobuf

@@ -1,8 +1,9 @@
 #pragma once
 // The protobuf shapes around objects (contract N2, W2), read and written at the wire level:
 // a List (field 1 ListMeta, field 2 the items, every built-in XxxList) inside the `k8s\0`
-// envelope, and a watch frame (4-byte big-endian length, then the envelope of a
-// WatchEvent{type, object{raw: an enveloped object}}). Writing takes the items as the
+// envelope, and a watch frame (4-byte big-endian length, then a bare WatchEvent message
+// {type, object{raw: an enveloped object}}: the frame itself has no envelope, as
+// kube-apiserver 1.37 writes it). Writing takes the items as the
 // stored message bytes, so a LIST is concatenation, never re-encoding.
 //
 // The writers emit what kube-apiserver's gogo-protobuf marshalling emits: every field of a
@@ -47,8 +48,7 @@ struct WatchEventView {
 };
 
 // Splits the front frame off `stream`: nullopt when the stream does not yet hold a whole
-// frame (`malformed` stays false) or the frame is not a WatchEvent envelope (`malformed`
-// set). On success `stream` is advanced past the frame.
+// frame (`malformed` stays false) or the frame is not a WatchEvent (`malformed` set). On success `stream` is advanced past the frame.
 std::optional<WatchEventView> takeWatchFrame(std::string_view& stream, bool& malformed);
 
 // Appends one framed WatchEvent to `out`.

@@ -80,8 +80,8 @@ TEST_CASE("W2: watch frames are length-prefixed WatchEvents, read one whole fram
   REQUIRE(second);
   CHECK(second->type == "DELETED");
   CHECK(rest.empty());
-  // A whole frame that is not a WatchEvent envelope is malformed.
-  std::string_view junk("\x00\x00\x00\x02\x0a\x00", 6);
+  // A whole frame that is not a WatchEvent is malformed (field 1 cannot be a varint).
+  std::string_view junk("\x00\x00\x00\x02\x08\x00", 6);
   CHECK_FALSE(takeWatchFrame(junk, malformed));
   CHECK(malformed);
 }
