@@ -10,25 +10,22 @@ namespace {
 enum ListMetaField : uint32_t { kSelfLink = 1, kResourceVersion = 2, kContinue = 3, kRemainingItemCount = 4 };
 
 std::optional<ListMetaView> parseListMeta(std::string_view bytes) {
-  MessageReader reader(bytes);
   ListMetaView out;
-  while (const uint32_t field = reader.next()) {
-    std::optional<std::string_view> text;
+  const bool ok = forEachField(bytes, [&](uint32_t field, MessageReader& r) {
     switch (field) {
-      case kSelfLink: text = reader.bytes(); if (text) out.self_link = *text; break;
-      case kResourceVersion: text = reader.bytes(); if (text) out.resource_version = *text; break;
-      case kContinue: text = reader.bytes(); if (text) out.continue_token = *text; break;
+      case kSelfLink: return r.read(out.self_link);
+      case kResourceVersion: return r.read(out.resource_version);
+      case kContinue: return r.read(out.continue_token);
       case kRemainingItemCount: {
-        auto count = reader.varint();
-        if (!count) return std::nullopt;
-        out.remaining_item_count = *count;
-        continue;
+        int64_t count = 0;
+        if (!r.read(count)) return false;
+        out.remaining_item_count = count;
+        return true;
       }
-      default: reader.skip(); continue;
+      default: return r.skip();
     }
-    if (!text) return std::nullopt;
-  }
-  if (reader.failed()) return std::nullopt;
+  });
+  if (!ok) return std::nullopt;
   return out;
 }
 
@@ -43,32 +40,16 @@ void appendListMeta(std::string& out, const ListMetaView& meta) {
 
 // metav1.WatchEvent {1: type, 2: RawExtension{1: raw}}.
 std::optional<WatchEventView> parseWatchEvent(std::string_view bytes) {
-  MessageReader reader(bytes);
   WatchEventView out;
-  while (const uint32_t field = reader.next()) {
-    if (field != 1 && field != 2) {
-      reader.skip();
-      continue;
-    }
-    auto value = reader.bytes();
-    if (!value) return std::nullopt;
-    if (field == 1) {
-      out.type = *value;
-      continue;
-    }
-    MessageReader raw_extension(*value);
-    while (const uint32_t inner = raw_extension.next()) {
-      if (inner != 1) {
-        raw_extension.skip();
-        continue;
-      }
-      auto raw = raw_extension.bytes();
-      if (!raw) return std::nullopt;
-      out.object = *raw;
-    }
-    if (raw_extension.failed()) return std::nullopt;
-  }
-  if (reader.failed()) return std::nullopt;
+  const bool ok = forEachField(bytes, [&](uint32_t field, MessageReader& r) {
+    if (field == 1) return r.read(out.type);
+    if (field != 2) return r.skip();
+    std::string_view raw_extension;
+    return r.read(raw_extension) && forEachField(raw_extension, [&](uint32_t inner, MessageReader& e) {
+             return inner == 1 ? e.read(out.object) : e.skip();
+           });
+  });
+  if (!ok) return std::nullopt;
   return out;
 }
 
@@ -96,23 +77,15 @@ std::optional<ListView> parseList(std::string_view bytes) {
   ListView out;
   out.api_version = envelope->api_version;
   out.kind = envelope->kind;
-  MessageReader reader(envelope->raw);
-  while (const uint32_t field = reader.next()) {
-    if (field != 1 && field != 2) {
-      reader.skip();
-      continue;
-    }
-    auto value = reader.bytes();
-    if (!value) return std::nullopt;
-    if (field == 2) {
-      out.items.push_back(*value);
-      continue;
-    }
-    auto meta = parseListMeta(*value);
-    if (!meta) return std::nullopt;
-    out.metadata = *meta;
-  }
-  if (reader.failed()) return std::nullopt;
+  const bool ok = forEachField(envelope->raw, [&](uint32_t field, MessageReader& r) {
+    std::string_view value;
+    if (field == 2) return r.read(out.items.emplace_back());
+    if (field != 1) return r.skip();
+    const auto meta = r.read(value) ? parseListMeta(value) : std::nullopt;
+    if (meta) out.metadata = *meta;
+    return meta.has_value();
+  });
+  if (!ok) return std::nullopt;
   return out;
 }
 

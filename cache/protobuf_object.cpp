@@ -1,41 +1,29 @@
 #include "cache/protobuf_object.h"
 
+#include <tuple>
+
 #include "cache/protobuf_wire.h"
 
 namespace cache::protobuf {
 namespace {
 
-// A map<string,string> entry: {1: key, 2: value}.
-std::optional<std::pair<std::string_view, std::string_view>> parseMapEntry(std::string_view entry) {
-  MessageReader reader(entry);
+// A map<string,string> entry {1: key, 2: value}; TypeMeta {1: apiVersion, 2: kind} has
+// the same shape.
+std::optional<std::pair<std::string_view, std::string_view>> parseStringPair(std::string_view entry) {
   std::pair<std::string_view, std::string_view> out;
-  while (const uint32_t field = reader.next()) {
-    if (field == 1 || field == 2) {
-      auto value = reader.bytes();
-      if (!value) return std::nullopt;
-      (field == 1 ? out.first : out.second) = *value;
-    } else {
-      reader.skip();
-    }
-  }
-  if (reader.failed()) return std::nullopt;
+  const bool ok = forEachField(entry, [&](uint32_t field, MessageReader& r) {
+    return field == 1 ? r.read(out.first) : field == 2 ? r.read(out.second) : r.skip();
+  });
+  if (!ok) return std::nullopt;
   return out;
 }
 
 // metav1.Time {1: seconds, 2: nanos}: the seconds.
 std::optional<int64_t> parseTimeSeconds(std::string_view time) {
-  MessageReader reader(time);
   int64_t seconds = 0;
-  while (const uint32_t field = reader.next()) {
-    if (field == 1) {
-      auto value = reader.varint();
-      if (!value) return std::nullopt;
-      seconds = *value;
-    } else {
-      reader.skip();
-    }
+  if (!forEachField(time, [&](uint32_t field, MessageReader& r) { return field == 1 ? r.read(seconds) : r.skip(); })) {
+    return std::nullopt;
   }
-  if (reader.failed()) return std::nullopt;
   return seconds;
 }
 
@@ -53,105 +41,78 @@ enum ObjectMetaField : uint32_t {
   kAnnotations = 12,
 };
 
-bool readStringField(MessageReader& reader, std::string_view& out) {
-  auto value = reader.bytes();
-  if (value) out = *value;
-  return value.has_value();
-}
-
-bool parseObjectMetaFields(std::string_view metadata, ObjectMetaView& view) {
-  MessageReader reader(metadata);
-  while (const uint32_t field = reader.next()) {
-    bool ok = true;
-    switch (field) {
-      case kName: ok = readStringField(reader, view.name); break;
-      case kGenerateName: ok = readStringField(reader, view.generate_name); break;
-      case kNamespace: ok = readStringField(reader, view.namespace_); break;
-      case kUid: ok = readStringField(reader, view.uid); break;
-      case kResourceVersion: {
-        ok = readStringField(reader, view.resource_version);
-        if (ok) view.resource_version_value.length = view.resource_version.size();
-        if (ok) view.resource_version_value.offset = reader.offsetOf(view.resource_version);
-        break;
-      }
-      case kGeneration: {
-        auto value = reader.varint();
-        ok = value.has_value();
-        if (ok) view.generation = *value;
-        break;
-      }
-      case kCreationTimestamp:
-      case kDeletionTimestamp: {
-        auto time = reader.bytes();
-        auto seconds = time ? parseTimeSeconds(*time) : std::nullopt;
-        ok = seconds.has_value();
-        if (ok && field == kCreationTimestamp) view.creation_timestamp_seconds = *seconds;
-        if (ok && field == kDeletionTimestamp) view.has_deletion_timestamp = true;
-        break;
-      }
-      case kLabels:
-      case kAnnotations: {
-        auto entry_bytes = reader.bytes();
-        auto entry = entry_bytes ? parseMapEntry(*entry_bytes) : std::nullopt;
-        ok = entry.has_value();
-        if (ok) (field == kLabels ? view.labels : view.annotations).push_back(*entry);
-        break;
-      }
-      default: reader.skip();
+bool readObjectMetaField(uint32_t field, MessageReader& r, ObjectMetaView& view) {
+  switch (field) {
+    case kName: return r.read(view.name);
+    case kGenerateName: return r.read(view.generate_name);
+    case kNamespace: return r.read(view.namespace_);
+    case kUid: return r.read(view.uid);
+    case kResourceVersion:
+      if (!r.read(view.resource_version)) return false;
+      view.resource_version_value = {r.offsetOf(view.resource_version), view.resource_version.size()};
+      return true;
+    case kGeneration: return r.read(view.generation);
+    case kCreationTimestamp:
+    case kDeletionTimestamp: {
+      std::string_view time;
+      const auto seconds = r.read(time) ? parseTimeSeconds(time) : std::nullopt;
+      if (!seconds) return false;
+      if (field == kCreationTimestamp) view.creation_timestamp_seconds = *seconds;
+      if (field == kDeletionTimestamp) view.has_deletion_timestamp = true;
+      return true;
     }
-    if (!ok) return false;
+    case kLabels:
+    case kAnnotations: {
+      std::string_view entry_bytes;
+      const auto entry = r.read(entry_bytes) ? parseStringPair(entry_bytes) : std::nullopt;
+      if (!entry) return false;
+      (field == kLabels ? view.labels : view.annotations).push_back(*entry);
+      return true;
+    }
+    default: return r.skip();
   }
-  return !reader.failed();
 }
 
 }  // namespace
 
 std::optional<Envelope> parseEnvelope(std::string_view bytes) {
   if (bytes.substr(0, kMagic.size()) != kMagic) return std::nullopt;
-  MessageReader reader(bytes.substr(kMagic.size()));
   Envelope out;
-  while (const uint32_t field = reader.next()) {
-    std::optional<std::string_view> value;
+  const bool ok = forEachField(bytes.substr(kMagic.size()), [&](uint32_t field, MessageReader& r) {
     switch (field) {
-      case 1: {  // typeMeta {1: apiVersion, 2: kind}
-        value = reader.bytes();
-        if (!value) return std::nullopt;
-        auto type_meta = parseMapEntry(*value);  // same shape: two strings, fields 1 and 2
-        if (!type_meta) return std::nullopt;
-        out.api_version = type_meta->first;
-        out.kind = type_meta->second;
-        continue;
+      case 1: {
+        std::string_view type_meta;
+        const auto pair = r.read(type_meta) ? parseStringPair(type_meta) : std::nullopt;
+        if (pair) std::tie(out.api_version, out.kind) = *pair;
+        return pair.has_value();
       }
-      case 2: value = reader.bytes(); if (value) out.raw = *value; break;
-      case 3: value = reader.bytes(); if (value) out.content_encoding = *value; break;
-      case 4: value = reader.bytes(); if (value) out.content_type = *value; break;
-      default: reader.skip(); continue;
+      case 2: return r.read(out.raw);
+      case 3: return r.read(out.content_encoding);
+      case 4: return r.read(out.content_type);
+      default: return r.skip();
     }
-    if (!value) return std::nullopt;
-  }
-  if (reader.failed()) return std::nullopt;
+  });
+  if (!ok) return std::nullopt;
   return out;
 }
 
 std::optional<ObjectMetaView> parseObjectMeta(std::string_view object) {
-  MessageReader reader(object);
   ObjectMetaView view;
   bool seen = false;
-  while (const uint32_t field = reader.next()) {
-    if (field != 1) {
-      reader.skip();
-      continue;
-    }
-    auto metadata = reader.bytes();
+  const bool ok = forEachField(object, [&](uint32_t field, MessageReader& r) {
+    if (field != 1) return r.skip();
+    std::string_view metadata;
     // A second ObjectMeta would be merged into the first by a decoder; the apiserver never
     // writes one, and spans into two messages could not be spliced: refused.
-    if (!metadata || seen) return std::nullopt;
+    if (seen || !r.read(metadata)) return false;
     seen = true;
-    view.metadata = {reader.offsetOf(*metadata), metadata->size()};
-    if (!parseObjectMetaFields(*metadata, view)) return std::nullopt;
-    if (view.resource_version_value.length > 0) view.resource_version_value.offset += view.metadata.offset;
-  }
-  if (reader.failed()) return std::nullopt;
+    view.metadata = {r.offsetOf(metadata), metadata.size()};
+    return forEachField(metadata, [&](uint32_t meta_field, MessageReader& m) {
+      return readObjectMetaField(meta_field, m, view);
+    });
+  });
+  if (!ok) return std::nullopt;
+  if (view.resource_version_value.length > 0) view.resource_version_value.offset += view.metadata.offset;
   return view;
 }
 

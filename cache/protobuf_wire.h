@@ -60,9 +60,22 @@ class MessageReader {
     return static_cast<int64_t>(value);
   }
 
-  // Skips a field this reader does not want.
-  void skip() {
+  // Reads the current field into `out`; false when its wire type cannot hold one.
+  bool read(std::string_view& out) {
+    auto value = bytes();
+    if (value) out = *value;
+    return value.has_value();
+  }
+  bool read(int64_t& out) {
+    auto value = varint();
+    if (value) out = *value;
+    return value.has_value();
+  }
+
+  // Skips a field this reader does not want; false when it runs past the end.
+  bool skip() {
     if (!WireFormatLite::SkipField(&in_, tag_)) failed_ = true;
+    return !failed_;
   }
 
   bool failed() const { return failed_; }
@@ -84,6 +97,18 @@ class MessageReader {
   bool failed_ = false;
 };
 
+
+// Visits each field of `message` in wire order: on_field(number, reader) reads the field
+// (read(), bytes(), varint()) or skips it, and returns false when it cannot use it. False
+// when the message is malformed or a visit said so.
+template <class OnField>
+bool forEachField(std::string_view message, OnField&& on_field) {
+  MessageReader reader(message);
+  while (const uint32_t field = reader.next()) {
+    if (!on_field(field, reader)) return false;
+  }
+  return !reader.failed();
+}
 
 // Appends `value` as a varint.
 inline void appendVarint(std::string& out, uint64_t value) {
