@@ -97,18 +97,25 @@ void appendList(std::string& out, std::string_view api_version, std::string_view
   appendEnvelope(out, api_version, kind, list);
 }
 
-std::optional<WatchEventView> takeWatchFrame(std::string_view& stream, bool& malformed) {
-  malformed = false;
+std::optional<std::string_view> takeFrame(std::string_view& stream, bool& too_long) {
+  too_long = false;
   if (stream.size() < 4) return std::nullopt;
   const uint32_t length = readBigEndian32(stream);
-  if (stream.size() - 4 < length) return std::nullopt;
-  // The frame holds the bare WatchEvent message, not an envelope (unlike objects and lists).
-  auto event = parseWatchEvent(stream.substr(4, length));
-  if (!event) {
-    malformed = true;
-    return std::nullopt;
-  }
+  too_long = length > kMaxFrameBytes;
+  if (too_long || stream.size() - 4 < length) return std::nullopt;
+  const std::string_view payload = stream.substr(4, length);
   stream.remove_prefix(4 + length);
+  return payload;
+}
+
+std::optional<WatchEventView> takeWatchFrame(std::string_view& stream, bool& malformed) {
+  std::string_view rest = stream;
+  const auto payload = takeFrame(rest, malformed);
+  if (!payload) return std::nullopt;
+  // The frame holds the bare WatchEvent message, not an envelope (unlike objects and lists).
+  auto event = parseWatchEvent(*payload);
+  malformed = !event;
+  if (event) stream = rest;
   return event;
 }
 

@@ -47,6 +47,18 @@ struct WatchEventView {
   std::string_view object;
 };
 
+// The media type of every protobuf answer (a watch's adds ";stream=watch").
+inline constexpr std::string_view kMediaType = "application/vnd.kubernetes.protobuf";
+
+// A frame longer than this is not one: the apiserver's objects are bounded by etcd's
+// request limit (about 1.5 MiB), far below.
+inline constexpr uint32_t kMaxFrameBytes = 64u << 20;
+
+// Splits the front length-prefixed frame off `stream` and returns its payload: nullopt
+// when the stream does not yet hold a whole frame, or (`too_long` set) when the length
+// exceeds kMaxFrameBytes.
+std::optional<std::string_view> takeFrame(std::string_view& stream, bool& too_long);
+
 // Splits the front frame off `stream`: nullopt when the stream does not yet hold a whole
 // frame (`malformed` stays false) or the frame is not a WatchEvent (`malformed` set). On success `stream` is advanced past the frame.
 std::optional<WatchEventView> takeWatchFrame(std::string_view& stream, bool& malformed);

@@ -6,7 +6,9 @@
 // Contract for implementations:
 // - Both calls block the calling thread; one reflector calls them from one thread, never
 //   concurrently.
-// - Bodies and lines are the upstream bytes unchanged (JSON).
+// - Bodies and lines are the upstream bytes unchanged: JSON lines, or, when the upstream
+//   answers a watch in protobuf (asked for with ListOptions::accept), each length-prefixed
+//   frame's WatchEvent message (W2).
 // - watch() must return promptly (well under a second) once `stop` is requested, even
 //   when the stream is idle; list() should abandon its request the same way, so that
 //   shutdown never waits for a large LIST to finish.
@@ -32,8 +34,8 @@ struct ListOptions {
   bool allow_watch_bookmarks = false;
   std::optional<bool> send_initial_events;
   int64_t timeout_seconds = 0;  // 0: not set
-  // The Accept header of a LIST; empty means application/json. The drift check asks for
-  // PartialObjectMetadataList (N4) so that only metadata crosses the wire.
+  // The Accept header of a LIST or watch; empty means application/json. The drift check
+  // asks for PartialObjectMetadataList (N4) so that only metadata crosses the wire.
   std::string accept;
 };
 

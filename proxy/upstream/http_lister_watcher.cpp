@@ -7,12 +7,30 @@
 
 #include <httplib.h>
 
+#include "cache/protobuf_list.h"
+
 namespace proxy::upstream {
 namespace {
 
 // An error body is only kept for logs and reason matching; a misbehaving upstream must not
 // make us buffer an unbounded one.
 constexpr size_t kMaxErrorBody = 64 * 1024;
+
+constexpr std::string_view kProtobufMediaType = cache::protobuf::kMediaType;
+
+// Hands each whole frame of a protobuf watch (W2) in `pending` to `on_line` (its WatchEvent
+// message) and drops it from `pending`; false when the callback cancels or a frame claims
+// an impossible length.
+bool deliverFrames(std::string& pending, const watch::LineCallback& on_line, uint64_t& delivered) {
+  std::string_view rest = pending;
+  bool too_long = false;
+  while (const auto frame = cache::protobuf::takeFrame(rest, too_long)) {
+    ++delivered;
+    if (!on_line(*frame)) return false;
+  }
+  pending.erase(0, pending.size() - rest.size());
+  return !too_long;
+}
 
 void appendEncoded(std::string& out, std::string_view value) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -97,7 +115,8 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
     out.end = watch::WatchEnd::Stopped;
     return out;
   }
-  httplib::Headers headers{{"Accept", "application/json"}, {"User-Agent", options_.user_agent}};
+  httplib::Headers headers{{"Accept", opts.accept.empty() ? "application/json" : opts.accept},
+                           {"User-Agent", options_.user_agent}};
   if (auto auth = connector_->authorization(); !auth.empty()) headers.emplace("Authorization", std::move(auth));
 
   // A fresh client per watch: its socket belongs to this stream alone, so stop() below
@@ -112,10 +131,12 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
 
   int status = 0;
   bool canceled = false;
-  std::string pending;  // bytes of the current, not yet complete line
+  bool frames = false;  // a protobuf stream: length-prefixed frames instead of lines (W2)
+  std::string pending;  // bytes of the current, not yet complete line or frame
   std::string error_body;
   auto on_response = [&](const httplib::Response& response) {
     status = response.status;
+    frames = response.get_header_value("Content-Type").starts_with(kProtobufMediaType);
     if (auto* health = connector_->health()) health->answered();
     return !stop.stop_requested();
   };
@@ -126,6 +147,10 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
       return true;
     }
     pending.append(data, size);
+    if (frames) {
+      canceled = !deliverFrames(pending, on_line, out.lines);
+      return !canceled;
+    }
     size_t start = 0;
     for (size_t newline; (newline = pending.find('\n', start)) != std::string::npos; start = newline + 1) {
       std::string_view line(pending.data() + start, newline - start);
@@ -162,8 +187,9 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
   } else {
     out.end = watch::WatchEnd::Closed;
     out.status = status;
-    // A final line without its newline is still a whole event on a clean close.
-    if (!pending.empty() && pending.find_first_not_of("\r") != std::string::npos) {
+    // A final line without its newline is still a whole event on a clean close; a cut
+    // protobuf frame is not (the re-watch from the last RV brings its event again).
+    if (!frames && !pending.empty() && pending.find_first_not_of("\r") != std::string::npos) {
       ++out.lines;
       if (!on_line(pending)) out.end = watch::WatchEnd::Canceled;
     }

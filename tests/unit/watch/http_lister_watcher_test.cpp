@@ -74,6 +74,43 @@ TEST_CASE("A watch delivers whole lines even when chunks split them (W2)") {
   CHECK(result.lines == 3);
 }
 
+TEST_CASE("A protobuf watch delivers each length-prefixed frame's message, whole, however chunks split it (W2)") {
+  LoopbackServer server;
+  std::string seen_accept;
+  const std::string first = "\x0a\x05" "ADDED";
+  const std::string second(300, 'x');  // a frame longer than one chunk
+  auto frame = [](const std::string& message) {
+    const auto n = static_cast<uint32_t>(message.size());
+    return std::string{char(n >> 24), char(n >> 16), char(n >> 8), char(n)} + message;
+  };
+  const std::string stream = frame(first) + frame(second) + frame(first).substr(0, 5);  // then a cut frame
+  server.server.Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
+    seen_accept = req.get_header_value("Accept");
+    res.set_chunked_content_provider("application/vnd.kubernetes.protobuf;stream=watch",
+                                     [stream](size_t, httplib::DataSink& sink) {
+                                       for (size_t at = 0; at < stream.size(); at += 7) {
+                                         sink.write(stream.data() + at, std::min<size_t>(7, stream.size() - at));
+                                       }
+                                       sink.done();
+                                       return true;
+                                     });
+  });
+  server.start();
+  HttpListerWatcher lw(server.upstream(), "/api/v1/pods");
+  ListOptions opts;
+  opts.accept = "application/vnd.kubernetes.protobuf";
+  std::vector<std::string> frames;
+  auto result = lw.watch(opts, [&](std::string_view message) {
+    frames.emplace_back(message);
+    return true;
+  }, std::stop_token{});
+  CHECK(seen_accept == "application/vnd.kubernetes.protobuf");
+  CHECK(result.end == WatchEnd::Closed);
+  REQUIRE(frames.size() == 2);  // the cut third frame is not an event
+  CHECK(frames[0] == first);
+  CHECK(frames[1] == second);
+}
+
 TEST_CASE("A watch refused before streaming reports the status and the Status body (W5)") {
   LoopbackServer server;
   server.server.Get("/api/v1/pods", [](const httplib::Request&, httplib::Response& res) {
