@@ -94,12 +94,14 @@ TEST_CASE("N2: bytes that are not an envelope are refused") {
 }
 
 TEST_CASE("N2: an object with two ObjectMeta fields is refused, one without any reads empty") {
-  const auto envelope = parseEnvelope(handBuiltPod());
+  const std::string pod = handBuiltPod();  // the views below point into it
+  const auto envelope = parseEnvelope(pod);
   REQUIRE(envelope);
   const std::string raw(envelope->raw);
   const std::string twice = raw.substr(0, raw.size() - 2) + raw;  // metadata, metadata, spec
   CHECK_FALSE(parseObjectMeta(twice));
-  const auto empty = parseObjectMeta(std::string("\x12\x00", 2));
+  const std::string spec_only("\x12\x00", 2);
+  const auto empty = parseObjectMeta(spec_only);
   REQUIRE(empty);
   CHECK(empty->name.empty());
   CHECK(empty->metadata.length == 0);
