@@ -112,7 +112,8 @@ std::optional<ObjectMetaView> parseObjectMeta(std::string_view object) {
     });
   });
   if (!ok) return std::nullopt;
-  if (view.resource_version_value.length > 0) view.resource_version_value.offset += view.metadata.offset;
+  // Relative to the metadata until here; an absent RV stays {0, 0}.
+  if (view.resource_version.data() != nullptr) view.resource_version_value.offset += view.metadata.offset;
   return view;
 }
 

@@ -16,14 +16,12 @@ namespace {
 // make us buffer an unbounded one.
 constexpr size_t kMaxErrorBody = 64 * 1024;
 
-constexpr std::string_view kProtobufMediaType = cache::protobuf::kMediaType;
-
 // Hands each whole frame of a protobuf watch (W2) in `pending` to `on_line` (its WatchEvent
-// message) and drops it from `pending`; false when the callback cancels or a frame claims
-// an impossible length.
-bool deliverFrames(std::string& pending, const watch::LineCallback& on_line, uint64_t& delivered) {
+// message) and drops it from `pending`. False when the callback cancels (`too_long` false)
+// or a frame claims an impossible length (`too_long` set: the stream is broken, not ours
+// to call canceled).
+bool deliverFrames(std::string& pending, const watch::LineCallback& on_line, uint64_t& delivered, bool& too_long) {
   std::string_view rest = pending;
-  bool too_long = false;
   while (const auto frame = cache::protobuf::takeFrame(rest, too_long)) {
     ++delivered;
     if (!on_line(*frame)) return false;
@@ -132,11 +130,12 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
   int status = 0;
   bool canceled = false;
   bool frames = false;  // a protobuf stream: length-prefixed frames instead of lines (W2)
+  bool frame_too_long = false;
   std::string pending;  // bytes of the current, not yet complete line or frame
   std::string error_body;
   auto on_response = [&](const httplib::Response& response) {
     status = response.status;
-    frames = response.get_header_value("Content-Type").starts_with(kProtobufMediaType);
+    frames = response.get_header_value("Content-Type").starts_with(cache::protobuf::kMediaType);
     if (auto* health = connector_->health()) health->answered();
     return !stop.stop_requested();
   };
@@ -148,8 +147,9 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
     }
     pending.append(data, size);
     if (frames) {
-      canceled = !deliverFrames(pending, on_line, out.lines);
-      return !canceled;
+      const bool go_on = deliverFrames(pending, on_line, out.lines, frame_too_long);
+      canceled = !go_on && !frame_too_long;
+      return go_on;
     }
     size_t start = 0;
     for (size_t newline; (newline = pending.find('\n', start)) != std::string::npos; start = newline + 1) {
@@ -171,6 +171,10 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
     out.end = watch::WatchEnd::Stopped;
   } else if (canceled) {
     out.end = watch::WatchEnd::Canceled;
+  } else if (frame_too_long) {
+    out.end = watch::WatchEnd::TransportError;
+    out.status = status;
+    out.transport_error = "protobuf watch frame longer than " + std::to_string(cache::protobuf::kMaxFrameBytes) + " bytes";
   } else if (status != 0 && status != 200) {
     out.end = watch::WatchEnd::HttpError;
     out.status = status;

@@ -64,6 +64,10 @@ class ProtobufFramingTest(unittest.TestCase):
         got = roundtrip("list", a.body)
         self.assertTrue(got["equal"], got)
         self.assertEqual(len(got["items"]), 1)
+        total = len(self.plane.request("/api/v1/namespaces/kube-system/configmaps").json()["items"])
+        self.assertGreater(total, 1)
+        self.assertNotEqual(got["continue"], "")
+        self.assertEqual(got["remainingItemCount"], total - 1)
 
     def test_watch_frames_read_and_write_back_byte_for_byte(self):
         ns = "kube-system"

@@ -6,7 +6,8 @@
 //   protobuf-roundtrip watch FILE   a watch body (the frames, de-chunked)
 //
 // Prints one JSON line: {"equal":true|false,"first_difference":N,"kind":"PodList",
-// "resourceVersion":"...","items":[["ns/name","rv"],...]} for a list, and for a watch
+// "resourceVersion":"...","continue":"...","remainingItemCount":N|null,"items":[["ns/name","rv"],...]} for a
+// list, and for a watch
 // {"equal":...,"events":[["ADDED","ns/name","rv"],...]}. Exit status 1 when unreadable.
 #include <cstdio>
 #include <fstream>
@@ -55,7 +56,10 @@ int list(const std::string& body) {
   std::string written;
   cache::protobuf::appendList(written, list->api_version, list->kind, list->metadata, list->items);
   std::string rest = ",\"kind\":" + cache::goJsonString(list->kind) +
-                     ",\"resourceVersion\":" + cache::goJsonString(list->metadata.resource_version) + ",\"items\":[";
+                     ",\"resourceVersion\":" + cache::goJsonString(list->metadata.resource_version) +
+                     ",\"continue\":" + cache::goJsonString(list->metadata.continue_token) + ",\"remainingItemCount\":" +
+                     (list->metadata.remaining_item_count ? std::to_string(*list->metadata.remaining_item_count) : "null") +
+                     ",\"items\":[";
   for (size_t i = 0; i < list->items.size(); ++i) rest += (i ? "," : "") + keyAndRv(list->items[i]);
   report(body, written, rest + "]");
   return 0;

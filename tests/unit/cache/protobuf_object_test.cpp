@@ -80,6 +80,20 @@ TEST_CASE("N2: the envelope and ObjectMeta of a hand-built pod are read by field
   CHECK(envelope->raw.substr(meta->metadata.offset - 2, 1) == "\x0a");
 }
 
+TEST_CASE("N2: a present but empty resourceVersion has its span in the object, an absent one none") {
+  // object {1: metadata{1: "a", 6: ""}}: the empty RV sits at offset 2 + 3 + 2 = 7.
+  const std::string empty_rv("\x0a\x05\x0a\x01" "a\x32\x00", 7);
+  const auto meta = parseObjectMeta(empty_rv);
+  REQUIRE(meta);
+  CHECK(meta->resource_version.empty());
+  CHECK(meta->resource_version_value.offset == 7);
+  CHECK(meta->resource_version_value.length == 0);
+  const std::string no_rv("\x0a\x03\x0a\x01" "a", 5);
+  const auto absent = parseObjectMeta(no_rv);
+  REQUIRE(absent);
+  CHECK(absent->resource_version_value.offset == 0);
+}
+
 TEST_CASE("N2: bytes that are not an envelope are refused") {
   CHECK_FALSE(parseEnvelope(""));
   CHECK_FALSE(parseEnvelope("{\"kind\":\"Pod\"}"));

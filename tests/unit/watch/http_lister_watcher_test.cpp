@@ -111,6 +111,30 @@ TEST_CASE("A protobuf watch delivers each length-prefixed frame's message, whole
   CHECK(frames[1] == second);
 }
 
+TEST_CASE("A protobuf frame claiming more than 64 MiB breaks the stream; it is not the caller's cancel (W2)") {
+  LoopbackServer server;
+  server.server.Get("/api/v1/pods", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("application/vnd.kubernetes.protobuf;stream=watch", [](size_t, httplib::DataSink& sink) {
+      const std::string huge("\xff\xff\xff\xff\x0a\x00", 6);
+      sink.write(huge.data(), huge.size());
+      sink.done();
+      return true;
+    });
+  });
+  server.start();
+  HttpListerWatcher lw(server.upstream(), "/api/v1/pods");
+  ListOptions opts;
+  opts.accept = "application/vnd.kubernetes.protobuf";
+  int calls = 0;
+  auto result = lw.watch(opts, [&](std::string_view) {
+    ++calls;
+    return true;
+  }, std::stop_token{});
+  CHECK(calls == 0);
+  CHECK(result.end == WatchEnd::TransportError);
+  CHECK(result.transport_error.find("longer than") != std::string::npos);
+}
+
 TEST_CASE("A watch refused before streaming reports the status and the Status body (W5)") {
   LoopbackServer server;
   server.server.Get("/api/v1/pods", [](const httplib::Request&, httplib::Response& res) {
