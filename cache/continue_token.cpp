@@ -177,16 +177,17 @@ std::optional<RawToken> unmarshalToken(const GoJsonDocument& doc, std::string& e
 
 }  // namespace
 
-std::string ContinueToken::encode(int64_t resource_version, std::string_view last_key) {
+std::string ContinueToken::encode(int64_t resource_version, std::string_view last_key, bool rooted) {
   std::string start(last_key);
   start.push_back('\0');
-  return encodeStart(resource_version, start);
+  return encodeStart(resource_version, start, rooted);
 }
 
-std::string ContinueToken::encodeStart(int64_t resource_version, std::string_view start) {
-  // storage.EncodeContinue trims the list prefix, which ends without a slash, from the
-  // key: kube-apiserver's tokens say "/<name>\u0000" and "/<ns>/<name>\u0000".
-  std::string rooted = "/";
+std::string ContinueToken::encodeStart(int64_t resource_version, std::string_view start, bool rooted_key) {
+  // storage.EncodeContinue trims the list prefix from the key. The watch cache's prefix
+  // ends without a slash: "/<name>\u0000" and "/<ns>/<name>\u0000"; etcd's list adds one
+  // to the prefix first: "<ns>/<name>\u0000".
+  std::string rooted = rooted_key ? "/" : "";
   rooted.append(start);
   std::string json = "{\"v\":";
   json.append(goJsonString(kTokenVersion));

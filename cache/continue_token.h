@@ -26,10 +26,12 @@ struct ContinueToken {
   bool atLatest() const { return resource_version < 0; }
 
   // The token that resumes after `last_key` (relative key, without the NUL).
-  static std::string encode(int64_t resource_version, std::string_view last_key);
+  // `rooted`: the key starts with '/' as the watch cache writes it; etcd-served lists
+  // (resources without a watch cache upstream) write it without.
+  static std::string encode(int64_t resource_version, std::string_view last_key, bool rooted = true);
   // The token for exactly this start (NUL already included), e.g. to re-issue the
   // start of an expired token with rv -1.
-  static std::string encodeStart(int64_t resource_version, std::string_view start);
+  static std::string encodeStart(int64_t resource_version, std::string_view start, bool rooted = true);
 
   // Decodes and validates like storage.DecodeContinue. On failure the error is the
   // complete 400 BadRequest message, "invalid continue token: continue key is not valid: ...".

@@ -23,8 +23,8 @@ bool EventHistory::overBoundsLocked(Clock::TimePoint now) const {
 namespace {
 
 uint64_t retainedBytes(const WatchEvent& event) {
-  uint64_t bytes = event.prev_object ? event.prev_object->json().size() : 0;
-  if (event.type == EventType::Deleted && event.object) bytes += event.object->json().size();
+  uint64_t bytes = event.prev_object ? event.prev_object->bytes().size() : 0;
+  if (event.type == EventType::Deleted && event.object) bytes += event.object->bytes().size();
   return bytes;
 }
 

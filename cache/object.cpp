@@ -59,12 +59,12 @@ Object::Object(PassKey, ObjectMeta&& meta, size_t size)
       buffer_(std::make_unique_for_overwrite<char[]>(size)) {}
 
 ObjectConstSharedPtr Object::create(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
-                                    ObjectLayout layout) {
-  return build(std::move(meta), source, edits, layout);
+                                    ObjectLayout layout, Encoding encoding) {
+  return build(std::move(meta), source, edits, layout, encoding);
 }
 
 std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
-                                      ObjectLayout layout) {
+                                      ObjectLayout layout, Encoding encoding) {
   size_t size = source.size();
   for (const auto& edit : edits) size = size - edit.range.size() + edit.text.size();
   auto object = std::make_shared<Object>(PassKey{}, std::move(meta), size);
@@ -92,26 +92,28 @@ std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source
   layout.uid_value = mapRange(layout.uid_value, edits, begins);
   layout.metadata = mapRange(layout.metadata, edits, begins);
   object->layout_ = layout;
+  object->encoding_ = encoding;
   return object;
 }
 
 void Object::appendWithoutTypeMeta(std::string& out) const {
-  std::string_view bytes = json();
+  const std::string_view all = bytes();
   uint32_t pos = 0;
   for (const ByteRange& cut : layout_.type_meta_cuts) {
     if (cut.empty()) continue;
-    out.append(bytes.substr(pos, cut.begin - pos));
+    out.append(all.substr(pos, cut.begin - pos));
     pos = cut.end;
   }
-  out.append(bytes.substr(pos));
+  out.append(all.substr(pos));
 }
 
 ObjectConstSharedPtr Object::withResourceVersion(uint64_t rv) const {
+  if (encoding_ == Encoding::Protobuf) return protobufWithResourceVersion(rv);
   const std::string digits = std::to_string(rv);
   ObjectMeta meta = meta_;
   meta.resource_version = rv;
   const Edit edit{layout_.resource_version_value, digits};
-  return build(std::move(meta), json(), std::span(&edit, 1), layout_);
+  return build(std::move(meta), bytes(), std::span(&edit, 1), layout_, encoding_);
 }
 
 size_t Object::overheadBytes() const {

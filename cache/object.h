@@ -2,7 +2,8 @@
 // cache::Object: one Kubernetes object as upstream sent it. Immutable after
 // construction and shared across threads as ObjectConstSharedPtr.
 //
-// - json() is the raw bytes exactly as received (after the optional ingestion
+// - bytes() is the raw bytes exactly as received, JSON or (encoding() Protobuf) the bare
+//   message of the object's type, the envelope's raw (after the optional ingestion
 //   transform that drops metadata.managedFields by byte splicing), in one allocation of
 //   exactly their size (no simdjson padding: nothing re-parses stored objects in place,
 //   and 64 bytes per object is 6 MB at 100,000 objects). They are never copied on read.
@@ -17,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "cache/encoding.h"
 #include "cache/labels.h"
 
 namespace cache {
@@ -40,7 +42,7 @@ struct ObjectMeta {
   Fields index_values;
 };
 
-// [begin, end) byte offsets into Object::json().
+// [begin, end) byte offsets into Object::bytes().
 struct ByteRange {
   uint32_t begin = 0;
   uint32_t end = 0;
@@ -49,6 +51,9 @@ struct ByteRange {
 };
 
 // Where things are inside the bytes, so writers can splice instead of re-serializing.
+// Of a protobuf object: no type meta cuts (the message has none), `metadata` is the
+// ObjectMeta message (field 1's value, without its tag and length), the others the values
+// of their string fields.
 struct ObjectLayout {
   // Deleting these ranges (sorted, disjoint, possibly empty) yields the object without
   // its top-level kind/apiVersion members, as built-in list items are written (L1).
@@ -77,39 +82,43 @@ class Object : public std::enable_shared_from_this<Object> {
   // `layout` is relative to `source`, must not point inside an edited range, and is
   // moved along with the bytes.
   static ObjectConstSharedPtr create(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
-                                     ObjectLayout layout);
+                                     ObjectLayout layout, Encoding encoding = Encoding::Json);
 
   Object(PassKey, ObjectMeta&& meta, size_t size);
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
 
-  std::string_view json() const { return {buffer_.get(), size_}; }
+  std::string_view bytes() const { return {buffer_.get(), size_}; }
+  Encoding encoding() const { return encoding_; }
   const ObjectMeta& meta() const { return meta_; }
   const ObjectLayout& layout() const { return layout_; }
   // "namespace/name", or "name" for cluster-scoped objects (client-go MetaNamespaceKeyFunc).
   const std::string& key() const { return key_; }
   uint64_t resourceVersion() const { return meta_.resource_version; }
   // metadata.uid as written (see ObjectLayout::uid_value).
-  std::string_view uid() const { return json().substr(layout_.uid_value.begin, layout_.uid_value.size()); }
+  std::string_view uid() const { return bytes().substr(layout_.uid_value.begin, layout_.uid_value.size()); }
 
-  // Appends json() without the top-level kind/apiVersion members (L1 list items).
+  // Appends bytes() without the top-level kind/apiVersion members (L1 list items).
   void appendWithoutTypeMeta(std::string& out) const;
-  // The same object with metadata.resourceVersion set to `rv`, by splicing the digits.
-  // Used for DELETED events, which carry the deletion RV (W3).
+  // The same object with metadata.resourceVersion set to `rv`, by splicing the digits
+  // (in protobuf also the lengths around them). Used for DELETED events, which carry the
+  // deletion RV (W3).
   ObjectConstSharedPtr withResourceVersion(uint64_t rv) const;
 
-  // Heap bytes this object costs besides json(): the struct, padding, key and metadata.
+  // Heap bytes this object costs besides bytes(): the struct, padding, key and metadata.
   size_t overheadBytes() const;
 
  private:
   static std::shared_ptr<Object> build(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
-                                       ObjectLayout layout);
+                                       ObjectLayout layout, Encoding encoding);
+  ObjectConstSharedPtr protobufWithResourceVersion(uint64_t rv) const;
 
   ObjectMeta meta_;
   ObjectLayout layout_;
   std::string key_;
   uint32_t size_;
-  // size_ bytes of JSON.
+  Encoding encoding_ = Encoding::Json;  // in the padding after size_: free
+  // size_ bytes as received.
   std::unique_ptr<char[]> buffer_;
 };
 

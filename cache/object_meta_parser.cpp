@@ -210,6 +210,18 @@ Result<ObjectConstSharedPtr> ObjectMetaParser::parseObject(simdjson::padded_stri
 Result<ParsedWatchEvent> ObjectMetaParser::parseWatchEvent(std::string_view line) {
   return impl_->parseWatchEvent(impl_->pad(line));
 }
+std::optional<EventType> ObjectMetaParser::objectEventType(std::string_view line) const {
+  // The apiserver writes "type" first; lines of any other shape take the decoder's path.
+  static constexpr std::pair<std::string_view, EventType> kPrefixes[] = {
+      {R"({"type":"ADDED",)", EventType::Added},
+      {R"({"type":"MODIFIED",)", EventType::Modified},
+      {R"({"type":"DELETED",)", EventType::Deleted},
+  };
+  for (const auto& [prefix, type] : kPrefixes) {
+    if (line.substr(0, prefix.size()) == prefix) return type;
+  }
+  return std::nullopt;
+}
 Result<ParsedWatchEvent> ObjectMetaParser::parseWatchEvent(simdjson::padded_string_view line) {
   return impl_->parseWatchEvent(line);
 }

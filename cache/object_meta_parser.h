@@ -20,6 +20,7 @@
 
 #include "cache/event_type.h"
 #include "cache/object.h"
+#include "cache/object_parser.h"
 #include "cache/result.h"
 #include "cache/selectable_fields.h"
 
@@ -41,16 +42,6 @@ struct ParserOptions {
   std::string api_version;
 };
 
-struct ParsedWatchEvent {
-  EventType type = EventType::Error;
-  // Set for ADDED/MODIFIED/DELETED.
-  ObjectConstSharedPtr object;
-  // The object's RV, or the bookmark's RV; 0 for ERROR.
-  uint64_t resource_version = 0;
-  // For ERROR: the raw Status object.
-  std::string error_status;
-};
-
 struct ParsedList {
   std::vector<ObjectConstSharedPtr> items;  // in the order received
   uint64_t resource_version = 0;
@@ -61,19 +52,21 @@ struct ParsedList {
 // spaces (R1). Store-internal; request parsing belongs to cache::ResourceVersion.
 std::optional<uint64_t> parseObjectResourceVersion(std::string_view text);
 
-class ObjectMetaParser {
+class ObjectMetaParser final : public ObjectParser {
  public:
   explicit ObjectMetaParser(ParserOptions options);
-  ~ObjectMetaParser();
+  ~ObjectMetaParser() override;
   ObjectMetaParser(const ObjectMetaParser&) = delete;
   ObjectMetaParser& operator=(const ObjectMetaParser&) = delete;
 
   // The string_view overloads copy the input into a padded scratch buffer first; the
   // padded_string_view overloads parse in place (input needs SIMDJSON_PADDING slack).
-  Result<ObjectConstSharedPtr> parseObject(std::string_view json);
+  Encoding encoding() const override { return Encoding::Json; }
+  Result<ObjectConstSharedPtr> parseObject(std::string_view json) override;
   Result<ObjectConstSharedPtr> parseObject(simdjson::padded_string_view json);
   // One `{"type":"...","object":{...}}` line.
-  Result<ParsedWatchEvent> parseWatchEvent(std::string_view line);
+  Result<ParsedWatchEvent> parseWatchEvent(std::string_view line) override;
+  std::optional<EventType> objectEventType(std::string_view line) const override;
   Result<ParsedWatchEvent> parseWatchEvent(simdjson::padded_string_view line);
   // A `{"kind":"PodList",...,"metadata":{"resourceVersion":..},"items":[...]}` body.
   Result<ParsedList> parseList(std::string_view body);

@@ -38,7 +38,13 @@ void appendListMeta(std::string& out, const ListMetaView& meta) {
   appendBytesField(out, 1, body);
 }
 
-// metav1.WatchEvent {1: type, 2: RawExtension{1: raw}}.
+uint32_t readBigEndian32(std::string_view bytes) {
+  return (uint32_t(uint8_t(bytes[0])) << 24) | (uint32_t(uint8_t(bytes[1])) << 16) |
+         (uint32_t(uint8_t(bytes[2])) << 8) | uint32_t(uint8_t(bytes[3]));
+}
+
+}  // namespace
+
 std::optional<WatchEventView> parseWatchEvent(std::string_view bytes) {
   WatchEventView out;
   const bool ok = forEachField(bytes, [&](uint32_t field, MessageReader& r) {
@@ -52,13 +58,6 @@ std::optional<WatchEventView> parseWatchEvent(std::string_view bytes) {
   if (!ok) return std::nullopt;
   return out;
 }
-
-uint32_t readBigEndian32(std::string_view bytes) {
-  return (uint32_t(uint8_t(bytes[0])) << 24) | (uint32_t(uint8_t(bytes[1])) << 16) |
-         (uint32_t(uint8_t(bytes[2])) << 8) | uint32_t(uint8_t(bytes[3]));
-}
-
-}  // namespace
 
 void appendEnvelope(std::string& out, std::string_view api_version, std::string_view kind, std::string_view raw) {
   std::string type_meta;
@@ -95,6 +94,38 @@ void appendList(std::string& out, std::string_view api_version, std::string_view
   appendListMeta(list, metadata);
   for (std::string_view item : items) appendBytesField(list, 2, item);
   appendEnvelope(out, api_version, kind, list);
+}
+
+std::string listHead(std::string_view api_version, std::string_view kind, const ListMetaView& metadata,
+                     size_t items_bytes) {
+  std::string list_meta;
+  appendListMeta(list_meta, metadata);
+  std::string type_meta;
+  appendBytesField(type_meta, 1, api_version);
+  appendBytesField(type_meta, 2, kind);
+  std::string out(kMagic);
+  appendBytesField(out, 1, type_meta);
+  appendVarint(out, WireFormatLite::MakeTag(2, WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+  appendVarint(out, list_meta.size() + items_bytes);
+  out += list_meta;
+  return out;
+}
+
+void appendItemPrefix(std::string& out, size_t item_size) {
+  appendVarint(out, WireFormatLite::MakeTag(2, WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+  appendVarint(out, item_size);
+}
+
+void appendPartialObjectMetadataItemPrefix(std::string& out, size_t metadata_size) {
+  appendItemPrefix(out, 1 + varintSize(metadata_size) + metadata_size);
+  appendVarint(out, WireFormatLite::MakeTag(1, WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+  appendVarint(out, metadata_size);
+}
+
+std::string partialObjectMetadata(std::string_view metadata) {
+  std::string out;
+  appendBytesField(out, 1, metadata);
+  return out;
 }
 
 std::optional<std::string_view> takeFrame(std::string_view& stream, bool& too_long) {

@@ -41,11 +41,30 @@ std::optional<ListView> parseList(std::string_view bytes);
 void appendList(std::string& out, std::string_view api_version, std::string_view kind,
                 const ListMetaView& metadata, const std::vector<std::string_view>& items);
 
+// A List written in pieces (a LIST answered from the cache, gathered from the stored
+// bytes): listHead(), then per item its prefix and its bytes, then kListTail.
+// `items_bytes` is the sum over items of prefix and bytes.
+std::string listHead(std::string_view api_version, std::string_view kind, const ListMetaView& metadata,
+                     size_t items_bytes);
+// Unknown's contentEncoding and contentType, both empty: what follows the raw.
+inline constexpr std::string_view kListTail{"\x1a\x00\x22\x00", 4};
+// Before an item of `item_size` bytes (field 2 of the List).
+void appendItemPrefix(std::string& out, size_t item_size);
+// Before the ObjectMeta (`metadata_size` bytes) of a PartialObjectMetadata {1: metadata}
+// item: the item's prefix and the message's own.
+void appendPartialObjectMetadataItemPrefix(std::string& out, size_t metadata_size);
+// A PartialObjectMetadata message around an ObjectMeta's bytes (to be enveloped).
+std::string partialObjectMetadata(std::string_view metadata);
+
 // One watch event: `object` is an enveloped object (kMagic + Unknown).
 struct WatchEventView {
   std::string_view type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
   std::string_view object;
 };
+
+// A bare WatchEvent message {1: type, 2: RawExtension{1: raw}} (a frame's payload).
+// nullopt when malformed.
+std::optional<WatchEventView> parseWatchEvent(std::string_view message);
 
 // The media type of every protobuf answer (a watch's adds ";stream=watch").
 inline constexpr std::string_view kMediaType = "application/vnd.kubernetes.protobuf";

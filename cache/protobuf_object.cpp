@@ -96,6 +96,25 @@ std::optional<Envelope> parseEnvelope(std::string_view bytes) {
   return out;
 }
 
+std::optional<StatusView> parseStatus(std::string_view message) {
+  StatusView out;
+  const bool ok = forEachField(message, [&](uint32_t field, MessageReader& r) {
+    switch (field) {
+      case 3: return r.read(out.message);
+      case 4: return r.read(out.reason);
+      case 6: {
+        int64_t code = 0;
+        if (!r.read(code)) return false;
+        out.code = static_cast<int32_t>(code);  // int32 on the wire
+        return true;
+      }
+      default: return r.skip();
+    }
+  });
+  if (!ok) return std::nullopt;
+  return out;
+}
+
 std::optional<ObjectMetaView> parseObjectMeta(std::string_view object) {
   ObjectMetaView view;
   bool seen = false;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -58,6 +59,23 @@ struct ObjectMetaView {
   Span metadata;
   Span resource_version_value;
 };
+
+// metav1.Status {3: message, 4: reason, 6: code}: what a client acts on.
+struct StatusView {
+  int64_t code = 0;
+  std::string_view reason;
+  std::string_view message;
+};
+// `message` is an Envelope's raw of kind Status. nullopt when malformed.
+std::optional<StatusView> parseStatus(std::string_view message);
+
+// The object of a BOOKMARK (W7, W9) made from `sample`, the object of a bookmark the
+// upstream sent for the same type: its ObjectMeta keeps every field but the
+// resourceVersion (now `rv`) and the annotations (now only k8s.io/initial-events-end:
+// "true" when `initial_events_end`), fields in number order as the apiserver writes them;
+// the rest of the message (the type's empty fields) as in the sample. nullopt when
+// `sample` is not a well-formed object.
+std::optional<std::string> bookmarkObject(std::string_view sample, uint64_t rv, bool initial_events_end);
 
 // `object` is the message of a top-level type (an Envelope's raw). nullopt when it is not
 // well-formed or its field 1 is not a well-formed ObjectMeta. An object without field 1

@@ -79,6 +79,9 @@ class MessageReader {
   }
 
   bool failed() const { return failed_; }
+  // Where the next tag starts: before next(), the start of the field it reads; after a
+  // read or skip, the end of that field.
+  size_t position() const { return static_cast<size_t>(in_.CurrentPosition()); }
   size_t offsetOf(std::string_view inner) const { return static_cast<size_t>(inner.data() - message_.data()); }
 
  private:
@@ -108,6 +111,11 @@ bool forEachField(std::string_view message, OnField&& on_field) {
     if (!on_field(field, reader)) return false;
   }
   return !reader.failed();
+}
+
+// The bytes `value` takes as a varint.
+inline size_t varintSize(uint64_t value) {
+  return google::protobuf::io::CodedOutputStream::VarintSize64(value);
 }
 
 // Appends `value` as a varint.

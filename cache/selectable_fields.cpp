@@ -20,11 +20,18 @@ std::vector<std::string> splitPath(std::string_view dotted) {
   }
 }
 
-// A field whose selector spelling is also its JSON path.
-SelectableField same(std::string_view name) { return SelectableField{std::string(name), splitPath(name)}; }
-SelectableField at(std::string_view name, std::string_view json_path) {
-  return SelectableField{std::string(name), splitPath(json_path)};
+// A field whose selector spelling is also its JSON path; `proto` is the same path in
+// protobuf field numbers (k8s.io/api <group>/<version>/generated.proto).
+SelectableField same(std::string_view name, std::vector<uint32_t> proto = {},
+                     ProtoScalar scalar = ProtoScalar::String) {
+  return SelectableField{std::string(name), splitPath(name), std::move(proto), scalar};
 }
+SelectableField at(std::string_view name, std::string_view json_path, std::vector<uint32_t> proto = {},
+                   ProtoScalar scalar = ProtoScalar::String) {
+  return SelectableField{std::string(name), splitPath(json_path), std::move(proto), scalar};
+}
+constexpr ProtoScalar kBool = ProtoScalar::Bool;
+constexpr ProtoScalar kInt = ProtoScalar::Int;
 
 std::shared_ptr<const FieldSpec> make(bool namespaced, FieldErrorStyle style, std::vector<SelectableField> fields,
                                       std::vector<std::pair<std::string, std::string>> aliases = {},
@@ -42,35 +49,37 @@ std::shared_ptr<const FieldSpec> make(bool namespaced, FieldErrorStyle style, st
 // paths the registries read them from (pkg/registry/core/*/strategy.go).
 std::shared_ptr<const FieldSpec> pods() {
   static const auto spec = make(true, FieldErrorStyle::LabelNotSupported,
-                                {same("spec.nodeName"), same("spec.restartPolicy"), same("spec.schedulerName"),
-                                 same("spec.serviceAccountName"), same("spec.hostNetwork"), same("status.phase"),
-                                 same("status.podIP"), same("status.podIPs"), same("status.nominatedNodeName")},
+                                {same("spec.nodeName", {2, 10}), same("spec.restartPolicy", {2, 3}),
+                                 same("spec.schedulerName", {2, 19}), same("spec.serviceAccountName", {2, 8}),
+                                 same("spec.hostNetwork", {2, 11}, kBool), same("status.phase", {3, 1}),
+                                 same("status.podIP", {3, 6}), same("status.podIPs"),
+                                 same("status.nominatedNodeName", {3, 11})},
                                 {{"spec.host", "spec.nodeName"}});
   return spec;
 }
 
 std::shared_ptr<const FieldSpec> nodes() {
-  static const auto spec = make(false, FieldErrorStyle::LabelNotSupported, {same("spec.unschedulable")});
+  static const auto spec = make(false, FieldErrorStyle::LabelNotSupported, {same("spec.unschedulable", {2, 4}, kBool)});
   return spec;
 }
 
 std::shared_ptr<const FieldSpec> namespaces() {
-  static const auto spec = make(false, FieldErrorStyle::LabelNotSupported, {same("status.phase")});
+  static const auto spec = make(false, FieldErrorStyle::LabelNotSupported, {same("status.phase", {3, 1})});
   return spec;
 }
 
 std::shared_ptr<const FieldSpec> secrets() {
-  static const auto spec = make(true, FieldErrorStyle::LabelNotSupported, {same("type")});
+  static const auto spec = make(true, FieldErrorStyle::LabelNotSupported, {same("type", {3})});
   return spec;
 }
 
 std::shared_ptr<const FieldSpec> services() {
-  static const auto spec = make(true, FieldErrorStyle::LabelNotSupported, {same("spec.clusterIP"), same("spec.type")});
+  static const auto spec = make(true, FieldErrorStyle::LabelNotSupported, {same("spec.clusterIP", {2, 3}), same("spec.type", {2, 4})});
   return spec;
 }
 
 std::shared_ptr<const FieldSpec> replicationControllers() {
-  static const auto spec = make(true, FieldErrorStyle::LabelNotSupported, {same("status.replicas")});
+  static const auto spec = make(true, FieldErrorStyle::LabelNotSupported, {same("status.replicas", {3, 1}, kInt)});
   return spec;
 }
 
@@ -79,10 +88,11 @@ std::shared_ptr<const FieldSpec> replicationControllers() {
 std::shared_ptr<const FieldSpec> coreEvents() {
   static const auto spec = make(
       true, FieldErrorStyle::LabelNotSupported,
-      {same("involvedObject.kind"), same("involvedObject.namespace"), same("involvedObject.name"),
-       same("involvedObject.uid"), same("involvedObject.apiVersion"), same("involvedObject.resourceVersion"),
-       same("involvedObject.fieldPath"), same("reason"), same("reportingComponent"), at("source", "source.component"),
-       same("type")});
+      {same("involvedObject.kind", {2, 1}), same("involvedObject.namespace", {2, 2}),
+       same("involvedObject.name", {2, 3}), same("involvedObject.uid", {2, 4}),
+       same("involvedObject.apiVersion", {2, 5}), same("involvedObject.resourceVersion", {2, 6}),
+       same("involvedObject.fieldPath", {2, 7}), same("reason", {3}), same("reportingComponent", {14}),
+       at("source", "source.component", {5, 1}), same("type", {9})});
   return spec;
 }
 
@@ -90,21 +100,22 @@ std::shared_ptr<const FieldSpec> coreEvents() {
 std::shared_ptr<const FieldSpec> eventsV1Events() {
   static const auto spec = make(
       true, FieldErrorStyle::LabelNotSupported,
-      {same("regarding.kind"), same("regarding.namespace"), same("regarding.name"), same("regarding.uid"),
-       same("regarding.apiVersion"), same("regarding.resourceVersion"), same("regarding.fieldPath"), same("reason"),
-       same("reportingController"), same("type")});
+      {same("regarding.kind", {8, 1}), same("regarding.namespace", {8, 2}), same("regarding.name", {8, 3}),
+       same("regarding.uid", {8, 4}), same("regarding.apiVersion", {8, 5}), same("regarding.resourceVersion", {8, 6}),
+       same("regarding.fieldPath", {8, 7}), same("reason", {7}), same("reportingController", {4}),
+       same("type", {11})});
   return spec;
 }
 
 // batch/v1 jobs: "status.successful" is status.succeeded (KK pkg/registry/batch/job/strategy.go).
 std::shared_ptr<const FieldSpec> jobs() {
   static const auto spec =
-      make(true, FieldErrorStyle::BatchJob, {at("status.successful", "status.succeeded")});
+      make(true, FieldErrorStyle::BatchJob, {at("status.successful", "status.succeeded", {3, 5}, kInt)});
   return spec;
 }
 
 std::shared_ptr<const FieldSpec> certificateSigningRequests() {
-  static const auto spec = make(false, FieldErrorStyle::LabelNotSupported, {same("spec.signerName")});
+  static const auto spec = make(false, FieldErrorStyle::LabelNotSupported, {same("spec.signerName", {2, 7})});
   return spec;
 }
 
@@ -117,7 +128,7 @@ std::shared_ptr<const FieldSpec> resourceSlices(std::string_view version) {
   if (it == by_version.end()) {
     it = by_version
              .emplace(std::string(version),
-                      make(false, FieldErrorStyle::ResourceSlice, {same("spec.nodeName"), same("spec.driver")}, {},
+                      make(false, FieldErrorStyle::ResourceSlice, {same("spec.nodeName", {2, 3}), same("spec.driver", {2, 1})}, {},
                            "resource.k8s.io/" + std::string(version)))
              .first;
   }

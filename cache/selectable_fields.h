@@ -4,6 +4,7 @@
 // resource serves both the selector parser and the Store's field extraction, so the
 // accepted set and the extracted set cannot drift apart.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,10 +12,19 @@
 
 namespace cache {
 
+// How a selectable field's protobuf value is rendered for comparison: as its JSON
+// scalar would be.
+enum class ProtoScalar : uint8_t { String, Bool, Int };
+
 // One selectable field: "spec.nodeName" read at path {"spec","nodeName"}.
 struct SelectableField {
   std::string name;               // as written in a selector, e.g. "status.phase"
   std::vector<std::string> path;  // JSON path in the object; scalar rendered as the apiserver compares it
+  // The same path as protobuf field numbers ({2, 10}: PodSpec is Pod's field 2, nodeName
+  // PodSpec's 10, from k8s.io/api's generated.proto), for built-in types; empty where a
+  // field has no value to read (status.podIPs, which the apiserver never compares).
+  std::vector<uint32_t> proto_path;
+  ProtoScalar proto_scalar = ProtoScalar::String;
 };
 
 // How the apiserver words "unsupported field" for a type family (S5).

@@ -236,7 +236,8 @@ std::string stateFileName(const StateIdentity& identity) {
   } else {
     sanitizeInto(out, identity.namespace_scope);
   }
-  out += ".state";
+  // A protobuf cache of the same collection keeps a file of its own.
+  out += identity.transform.rfind("protobuf", 0) == 0 ? ".protobuf.state" : ".state";
   return out;
 }
 

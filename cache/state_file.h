@@ -40,7 +40,9 @@ struct StateIdentity {
   std::string version;
   std::string resource;
   std::string namespace_scope;
-  std::string transform;  // "" (objects as received) or "strip-managed-fields"
+  // "" (JSON objects as received), "strip-managed-fields"; "protobuf" (protobuf objects,
+  // in a file of their own), "protobuf+strip-managed-fields".
+  std::string transform;
 
   bool operator==(const StateIdentity&) const = default;
 };

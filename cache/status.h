@@ -56,6 +56,11 @@ std::string_view wireReason(Reason reason);
 // A response body adds "\n"; a watch ERROR event embeds it as is (W5).
 std::string statusJson(const Status& status);
 
+// The same Status as the apiserver's protobuf serializer writes it (N2): the `k8s\0`
+// envelope {apiVersion "v1", kind "Status"} around metav1.Status, every non-pointer field
+// written even when empty, details only when the JSON form has them.
+std::string statusProtobuf(const Status& status);
+
 // 504 after the bounded wait for a future resourceVersion (R7, W5): reason Timeout,
 // cause ResourceVersionTooLarge, retryAfterSeconds 1.
 Status tooLargeResourceVersionStatus(uint64_t requested, uint64_t current);

@@ -58,11 +58,11 @@ Result<WatchEvent> ThreadSafeStore::apply(EventType type, ObjectConstSharedPtr o
   } else {
     previous = objects_.upsert(object, write_seq_, shared_seq_);
     indexer_.update(previous.get(), object.get());
-    json_bytes_ += object->json().size();
+    json_bytes_ += object->bytes().size();
     overhead_bytes_ += object->overheadBytes();
   }
   if (previous) {
-    json_bytes_ -= previous->json().size();
+    json_bytes_ -= previous->bytes().size();
     overhead_bytes_ -= previous->overheadBytes();
   }
   WatchEvent event{type, std::move(object), std::move(previous), rv, {}};
@@ -117,7 +117,7 @@ Result<std::vector<WatchEvent>> ThreadSafeStore::replace(std::vector<ObjectConst
   json_bytes_ = 0;
   overhead_bytes_ = 0;
   for (const auto& o : items) {
-    json_bytes_ += o->json().size();
+    json_bytes_ += o->bytes().size();
     overhead_bytes_ += o->overheadBytes();
   }
   std::stable_sort(events.begin(), events.end(),

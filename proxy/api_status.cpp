@@ -15,6 +15,11 @@ HttpAnswer toHttpAnswer(const Status& status, StatusEncoding encoding) {
   HttpAnswer answer;
   answer.code = cache::httpCode(status.reason);
   answer.retry_after_seconds = status.retry_after_seconds;
+  if (encoding == StatusEncoding::Protobuf) {
+    answer.content_type = "application/vnd.kubernetes.protobuf";
+    answer.body = cache::statusProtobuf(status);
+    return answer;
+  }
   answer.body = cache::statusJson(status) + "\n";
   encodeStatus(answer, encoding);
   return answer;

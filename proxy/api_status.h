@@ -29,7 +29,8 @@ struct HttpAnswer {
 HttpAnswer toHttpAnswer(const Status& status, StatusEncoding encoding = StatusEncoding::Negotiated);
 
 // Re-encodes `answer`, whose body is a Status in the serializer's compact form (with
-// its trailing newline), for `encoding`. For Status bodies built elsewhere.
+// its trailing newline), for `encoding`. For Status bodies built elsewhere; such a body
+// stays JSON where protobuf was negotiated (only toHttpAnswer writes protobuf).
 void encodeStatus(HttpAnswer& answer, StatusEncoding encoding);
 
 

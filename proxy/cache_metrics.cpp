@@ -92,7 +92,8 @@ MetricsCollector cacheMetricsCollector(std::shared_ptr<watch::InformerManager> m
       for (const auto& informer : informers) {
         collected.samples.push_back({{{"resource", informer->resource().displayName()},
                                       {"version", informer->resource().version},
-                                      {"namespace", informer->namespaceScope()}},
+                                      {"namespace", informer->namespaceScope()},
+                                      {"encoding", std::string(cache::encodingName(informer->encoding()))}},
                                      row.value(*informer)});
       }
       out.push_back(std::move(collected));

@@ -118,8 +118,9 @@ bool readsSingleKey(const cache::ListOptions& options, std::string_view ns, bool
 
 }  // namespace
 
-ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool namespaced) {
+ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool namespaced, bool watch_cached) {
   ListPlan plan;
+  plan.etcd_keys = !watch_cached;
   cache::ListSemantics semantics = options.listSemantics();
   const bool single_key = readsSingleKey(options, ns, namespaced);
   if (semantics == cache::ListSemantics::Exact && options.resource_version_match == cache::ResourceVersionMatch::Unset &&
@@ -130,7 +131,7 @@ ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool n
     case cache::ListSemantics::MostRecent: plan.read = ListPlan::Read::Consistent; break;
     case cache::ListSemantics::Any:
       plan.read = ListPlan::Read::Current;
-      plan.paginate = false;
+      plan.paginate = !watch_cached;  // P5: the watch cache drops the limit; etcd does not
       break;
     case cache::ListSemantics::NotOlderThan:
       plan.read = ListPlan::Read::NotOlderThan;
@@ -150,7 +151,7 @@ ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool n
   // One key holds one object at most: such a read never has more to page (no continue
   // token, no remainingItemCount, whatever the limit). A continue token with RV=0 reads
   // the rest in one page: the watch cache drops the limit for RV=0 (P5) even then.
-  if (single_key || (options.continuation && options.resource_version == "0")) plan.paginate = false;
+  if (single_key || (watch_cached && options.continuation && options.resource_version == "0")) plan.paginate = false;
   return plan;
 }
 
@@ -168,7 +169,8 @@ ListResult listSnapshot(const cache::Snapshot& snapshot, const cache::ListOption
   if (page.has_more && !page.items.empty()) {
     const std::string_view prefix_ns = rangeNamespace(options, ns);
     result.continue_token = cache::ContinueToken::encode(static_cast<int64_t>(result.resource_version),
-                                                         relativeKey(page.items.back()->key(), prefix_ns));
+                                                         relativeKey(page.items.back()->key(), prefix_ns),
+                                                         !plan.etcd_keys);
     // P4: an estimate the apiserver gives only without selectors.
     if (!options.hasSelectors()) result.remaining_item_count = static_cast<int64_t>(page.remaining);
   }

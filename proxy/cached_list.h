@@ -29,11 +29,17 @@ struct ListPlan {
   bool paginate = true;
   // Absolute store key to start from (a continue token's start), "" = the beginning.
   std::string start_key;
+  // The upstream lists this resource from etcd, not a watch cache (ApiResource::
+  // upstreamWatchCached): continue keys without their leading slash.
+  bool etcd_keys = false;
 };
 
 // `ns` is the store namespace the request reads ("" = all namespaces / cluster-scoped).
 // `namespaced`: the resource is namespaced (a single-key read needs a namespace).
-ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool namespaced = true);
+// `watch_cached`: the upstream serves the resource from its watch cache (else from etcd,
+// which honours a limit at RV=0 too).
+ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool namespaced = true,
+                  bool watch_cached = true);
 
 struct ListResult {
   std::vector<cache::ObjectConstSharedPtr> items;  // key order (P9)

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "cache/protobuf_list.h"
 #include "cache/query_values.h"
 #include "cache/resource_version.h"
 #include "proxy/answers.h"
@@ -47,9 +48,12 @@ constexpr size_t kPieceBytes = 256 * 1024;
 // limit; Asio's own gather writes stop at 64).
 constexpr size_t kMaxSlices = IOV_MAX;
 
-HeaderList answerHeaders(uint64_t rv) {
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kProtobuf = "application/vnd.kubernetes.protobuf";
+
+HeaderList answerHeaders(uint64_t rv, std::string_view content_type) {
   return {{"Cache-Control", "no-cache, private"},
-          {"Content-Type", "application/json"},
+          {"Content-Type", std::string(content_type)},
           {kServedByHeader, fmt::format("cache; rv={}", rv)}};
 }
 
@@ -61,9 +65,9 @@ bool keepConnection(const DownstreamRequest& req, const CacheContext& ctx) {
 // which never compresses.
 asio::awaitable<ForwardOutcome> writeWhole(DownstreamRequest& req, CacheContext& ctx, unsigned code, std::string body,
                                            uint64_t rv, int retry_after_seconds = 0, bool may_gzip = true,
-                                           const HeaderList& extra = {}) {
+                                           const HeaderList& extra = {}, std::string_view content_type = kJson) {
   const bool keep = keepConnection(req, ctx);
-  HeaderList headers = answerHeaders(rv);
+  HeaderList headers = answerHeaders(rv, content_type);
   headers.insert(headers.end(), extra.begin(), extra.end());
   if (retry_after_seconds > 0) headers.emplace_back("Retry-After", std::to_string(retry_after_seconds));
   if (may_gzip && body.size() >= kGzipThresholdBytes && acceptsGzip(findHeader(req.headers, "Accept-Encoding"))) {
@@ -83,7 +87,7 @@ asio::awaitable<ForwardOutcome> writeStatus(DownstreamRequest& req, CacheContext
   const StatusEncoding encoding = statusEncodingFor(findHeader(req.headers, "Accept"));
   HttpAnswer answer = toHttpAnswer(status, encoding);
   co_return co_await writeWhole(req, ctx, answer.code, std::move(answer.body), rv, answer.retry_after_seconds,
-                                encoding == StatusEncoding::Negotiated, extra);
+                                encoding != StatusEncoding::RawJson, extra, answer.content_type);
 }
 
 // Writes every byte of `slices` to the client with sendmsg, up to kMaxSlices buffers
@@ -153,12 +157,12 @@ asio::awaitable<void> gatherWrite(DownstreamStream& downstream, const std::vecto
 // Streams a list: Content-Length when sent as is, gathered from the stored bytes;
 // chunked pieces when gzipped (N1).
 asio::awaitable<ForwardOutcome> writeList(DownstreamRequest& req, CacheContext& ctx, ListWriter& writer, uint64_t rv,
-                                          const HeaderList& extra) {
+                                          const HeaderList& extra, std::string_view content_type) {
   const bool keep = keepConnection(req, ctx);
   const auto timeout = ctx.options.write_timeout;
   const bool gzip = !req.http10 && writer.totalSize() >= kGzipThresholdBytes &&
                     acceptsGzip(findHeader(req.headers, "Accept-Encoding"));
-  HeaderList headers = answerHeaders(rv);
+  HeaderList headers = answerHeaders(rv, content_type);
   headers.insert(headers.end(), extra.begin(), extra.end());
   if (!gzip) {
     const std::string head = formatResponseHead(200, "", headers, BodyFraming::ContentLength, writer.totalSize(), keep);
@@ -246,7 +250,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
   if (!parsed) co_return co_await writeStatus(req, ctx, parsed.error(), store.currentRV());
   const cache::ListOptions& options = *parsed;
   const std::string_view ns = storeNamespace(req.info, resource);
-  const ListPlan plan = planList(options, ns, resource.namespaced);
+  const ListPlan plan = planList(options, ns, resource.namespaced, resource.upstreamWatchCached());
 
   std::optional<ListResult> result;
   HeaderList extra;
@@ -324,7 +328,15 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
 
   ListEnvelope envelope;
   ItemForm form = resource.custom ? ItemForm::AsStored : ItemForm::WithoutTypeMeta;
-  if (route.format == ReadFormat::PartialObjectMetadataList) {
+  if (route.format == ReadFormat::Protobuf) {
+    form = ItemForm::Protobuf;
+    envelope.kind = resource.list_kind.empty() ? resource.kind + "List" : resource.list_kind;
+    envelope.api_version = resource.apiVersion();
+  } else if (route.format == ReadFormat::ProtobufPartialObjectMetadataList) {
+    form = ItemForm::ProtobufPartialObjectMetadata;
+    envelope.kind = "PartialObjectMetadataList";
+    envelope.api_version = "meta.k8s.io/v1";
+  } else if (route.format == ReadFormat::PartialObjectMetadataList) {
     envelope.kind = "PartialObjectMetadataList";
     envelope.api_version = "meta.k8s.io/v1";
     form = resource.custom ? ItemForm::CustomPartialObjectMetadata : ItemForm::PartialObjectMetadata;
@@ -337,7 +349,8 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
   envelope.continue_token = std::move(result->continue_token);
   envelope.remaining_item_count = result->remaining_item_count;
   ListWriter writer(std::move(envelope), std::move(result->items), form);
-  co_return co_await writeList(req, ctx, writer, result->resource_version, extra);
+  co_return co_await writeList(req, ctx, writer, result->resource_version, extra,
+                               isProtobuf(route.format) ? kProtobuf : kJson);
 }
 
 asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, CacheContext& ctx,
@@ -391,14 +404,22 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
   if (proof) at = std::max(at, proof->revision);
   if (!object) co_return co_await writeStatus(req, ctx, notFoundStatus(resource, req.info.name), at, extra);
   std::string body;
-  if (route.format == ReadFormat::PartialObjectMetadata) {
+  if (route.format == ReadFormat::Protobuf) {
+    cache::protobuf::appendEnvelope(body, resource.apiVersion(), resource.kind, object->bytes());
+  } else if (route.format == ReadFormat::ProtobufPartialObjectMetadata) {
+    const cache::ByteRange metadata = object->layout().metadata;
+    cache::protobuf::appendEnvelope(
+        body, "meta.k8s.io/v1", "PartialObjectMetadata",
+        cache::protobuf::partialObjectMetadata(object->bytes().substr(metadata.begin, metadata.size())));
+  } else if (route.format == ReadFormat::PartialObjectMetadata) {
     body = partialObjectMetadata(*object, resource.custom);
   } else {
-    body.reserve(object->json().size() + 1);
-    body += object->json();
+    body.reserve(object->bytes().size() + 1);
+    body += object->bytes();
     body += '\n';  // Go's encoder ends every body with a newline
   }
-  co_return co_await writeWhole(req, ctx, 200, std::move(body), at, 0, true, extra);
+  co_return co_await writeWhole(req, ctx, 200, std::move(body), at, 0, true, extra,
+                                isProtobuf(route.format) ? kProtobuf : kJson);
 }
 
 }  // namespace
@@ -432,23 +453,46 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedRead(DownstreamRequest
   // /api/v1/namespaces/<a>/namespaces/<b> is no route of the apiserver's (404).
   const bool namespace_object =
       !is_list && info.api_group.empty() && info.resource == "namespaces" && info.namespace_ == info.name;
-  std::shared_ptr<watch::CachedResource> cached =
-      ctx.registry.find(info.api_group, info.api_version, info.resource, namespace_object ? "" : info.namespace_);
-  // A cluster-scoped resource under a namespace path: the apiserver has no such route and
-  // answers 404 itself; the cache must not answer it as the cluster-wide collection.
-  if (cached && !cached->resource().namespaced && !info.namespace_.empty() && !namespace_object) co_return std::nullopt;
-  CachedFacts facts;
-  if (cached) {
-    facts.resource = &cached->resource();
-    facts.synced = cached->hasSynced();
-    facts.namespace_scope = cached->namespaceScope();
-  }
+  const std::string_view scope = namespace_object ? "" : std::string_view(info.namespace_);
+  const std::string_view accept = findHeader(req.headers, "Accept");
   const size_t qmark = req.target.find('?');
   const std::string_view raw_query =
       qmark == std::string::npos ? std::string_view{} : std::string_view(req.target).substr(qmark + 1);
   const cache::QueryValues query = cache::QueryValues::parse(raw_query);
-  const ReadRoute route =
-      routeRead(info, query, findHeader(req.headers, "Accept"), findHeader(req.headers, "User-Agent"), facts);
+  auto route_with = [&](const std::shared_ptr<watch::CachedResource>& candidate) {
+    CachedFacts facts;
+    if (candidate) {
+      facts.resource = &candidate->resource();
+      facts.synced = candidate->hasSynced();
+      facts.namespace_scope = candidate->namespaceScope();
+      facts.encoding = candidate->encoding();
+    }
+    return routeRead(info, query, accept, findHeader(req.headers, "User-Agent"), facts);
+  };
+  // The apiserver's answer is protobuf: the protobuf cache answers it (and is started on
+  // demand by this lookup); while it syncs, a JSON cache answers a client that also
+  // accepts JSON, as before there was one.
+  // A JSON cache is not started for such a client: it would be a second upstream watch.
+  std::shared_ptr<watch::CachedResource> cached;
+  std::optional<ReadRoute> chosen;
+  const bool protobuf = prefersProtobuf(accept, is_list) &&
+                        ctx.registry.cacheableInProtobuf(info.api_group, info.api_version, info.resource);
+  if (protobuf) {
+    cached = ctx.registry.find(info.api_group, info.api_version, info.resource, scope, cache::Encoding::Protobuf);
+    if (cached) {
+      const ReadRoute route = route_with(cached);
+      if (route.from_cache) chosen = route;
+    }
+  }
+  if (!chosen) {
+    cached = protobuf ? ctx.registry.findRunning(info.api_group, info.api_version, info.resource, scope)
+                      : ctx.registry.find(info.api_group, info.api_version, info.resource, scope);
+    chosen = route_with(cached);
+  }
+  // A cluster-scoped resource under a namespace path: the apiserver has no such route and
+  // answers 404 itself; the cache must not answer it as the cluster-wide collection.
+  if (cached && !cached->resource().namespaced && !info.namespace_.empty() && !namespace_object) co_return std::nullopt;
+  const ReadRoute& route = *chosen;
   if (!route.from_cache) {
     if (cached) spdlog::debug("{} {} passes through: {}", req.method, req.target, route.why);
     co_return std::nullopt;

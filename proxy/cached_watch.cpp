@@ -50,30 +50,33 @@ double randomUnit() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
-std::string watchResponseHead(bool keep_alive) {
-  // W2: exactly the apiserver's JSON watch content type, chunked, never compressed; the
-  // served-by header tells operators the stream is the cache's, as for cached reads.
-  const HeaderList headers = {
-      {"Cache-Control", "no-cache, private"}, {"Content-Type", "application/json"}, {kServedByHeader, "cache"}};
+std::string watchResponseHead(bool keep_alive, const watch::FrameEncoder& encoder) {
+  // W2: exactly the apiserver's watch content type (JSON, or protobuf with
+  // ";stream=watch"), chunked, never compressed; the served-by header tells operators the
+  // stream is the cache's, as for cached reads.
+  const HeaderList headers = {{"Cache-Control", "no-cache, private"},
+                              {"Content-Type", std::string(encoder.contentType())},
+                              {kServedByHeader, "cache"}};
   return formatResponseHead(200, "", headers, BodyFraming::Chunked, 0, keep_alive);
 }
 
 // The frame `event` becomes for this watch, or "" when it sends nothing (W10).
-std::string replayFrame(const watch::WatchFilter& filter, const cache::WatchEvent& event) {
+std::string replayFrame(const watch::FrameEncoder& encoder, const watch::WatchFilter& filter,
+                        const cache::WatchEvent& event) {
   const auto delivery = filter.convert(event);
   if (!delivery) return {};
   if (delivery->source == watch::DeliverySource::PreviousAtEvent) {
-    return watch::encodeEvent(delivery->type, event.prev_object->withResourceVersion(event.resource_version)->json());
+    return encoder.event(delivery->type, *event.prev_object->withResourceVersion(event.resource_version));
   }
-  return watch::encodeEvent(delivery->type, event.object->json());
+  return encoder.event(delivery->type, *event.object);
 }
 
-// W5: 200 with one ERROR event carrying `status_json`, then the end of the stream.
-asio::awaitable<ForwardOutcome> answerErrorEvent(DownstreamRequest& req, const std::string& status_json, bool keep,
-                                                 const ServerOptions& options) {
+// W5: 200 with one ERROR event carrying `status`, then the end of the stream.
+asio::awaitable<ForwardOutcome> answerErrorEvent(DownstreamRequest& req, const watch::FrameEncoder& encoder,
+                                                 const cache::Status& status, bool keep, const ServerOptions& options) {
   ChunkWriter out(req.stream, options.write_timeout);
-  co_await writeDownstream(req.stream, watchResponseHead(keep), options.write_timeout);
-  out.add(watch::encodeErrorEvent(status_json));
+  co_await writeDownstream(req.stream, watchResponseHead(keep, encoder), options.write_timeout);
+  out.add(encoder.error(status));
   co_await out.flush();
   co_await writeDownstream(req.stream, "0\r\n\r\n", options.write_timeout);
   co_return ForwardOutcome{200, keep, true};
@@ -144,13 +147,13 @@ WatchStart registerWatcher(watch::WatchDispatcher& dispatcher, const cache::Thre
 
 // W4/W9: the current state as ADDED events in key order, each at its own RV.
 asio::awaitable<void> sendInitialState(ChunkWriter& out, const cache::Snapshot& snapshot, const WatchPlan& plan,
-                                       const watch::BookmarkEncoder& bookmarks, uint64_t last_rv,
-                                       uint64_t& events_sent) {
+                                       const watch::FrameEncoder& encoder, const watch::BookmarkEncoder& bookmarks,
+                                       uint64_t last_rv, uint64_t& events_sent) {
   cache::ListRequest list;
   list.namespace_name = plan.filter.namespaceScope();
   list.predicate = [&plan](const cache::Object& o) { return plan.filter.matches(o); };
   for (const auto& object : snapshot.list(list).items) {
-    out.add(watch::encodeEvent(cache::EventType::Added, object->json()));
+    out.add(encoder.event(cache::EventType::Added, *object));
     ++events_sent;
     if (out.bytes() >= kFlushBytes) co_await out.flush();
   }
@@ -163,7 +166,8 @@ asio::awaitable<void> sendInitialState(ChunkWriter& out, const cache::Snapshot& 
 
 // W4 RV=N: the history after N up to where live delivery starts (`replay_through`).
 asio::awaitable<void> replayHistory(ChunkWriter& out, const cache::ThreadSafeStore& store, cache::HistoryCursor& cursor,
-                                    uint64_t replay_through, const watch::WatchFilter& filter,
+                                    uint64_t replay_through, const watch::FrameEncoder& encoder,
+                                    const watch::WatchFilter& filter,
                                     watch::CacheWatcher& watcher, uint64_t& last_rv, uint64_t& events_sent) {
   std::vector<cache::WatchEvent> events;
   bool done = false;
@@ -180,7 +184,7 @@ asio::awaitable<void> replayHistory(ChunkWriter& out, const cache::ThreadSafeSto
         done = true;
         break;
       }
-      std::string frame = replayFrame(filter, event);
+      std::string frame = replayFrame(encoder, filter, event);
       if (frame.empty()) continue;
       out.add(std::move(frame));
       last_rv = event.resource_version;
@@ -270,7 +274,8 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
   const ServerOptions& options = ctx.options;
   SessionControl& control = ctx.control;
   const std::string resource_name = cached->resource().displayName();
-  const watch::BookmarkEncoder bookmarks(cached->resource());
+  const watch::FrameEncoder& encoder = cached->dispatcher().encoder();
+  const watch::BookmarkEncoder bookmarks(cached->resource(), encoder.encoding(), cached->dispatcher().bookmarkSample());
   const cache::ThreadSafeStore& store = cached->store();
   const auto started = ctx.clock.now();
   const auto deadline = started + plan.lifetime;
@@ -280,9 +285,8 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
   // for it to reach N; still short of it, the watch gets one ERROR event (W5).
   if (!proof && plan.wait_for_rv && store.currentRV() < *plan.wait_for_rv) {
     if (!co_await awaitResourceVersion(ctx.clock, store, *plan.wait_for_rv, ctx.clock.now())) {
-      const std::string status =
-          cache::statusJson(cache::tooLargeResourceVersionStatus(*plan.wait_for_rv, store.currentRV()));
-      co_return co_await answerErrorEvent(req, status, keep, options);
+      co_return co_await answerErrorEvent(
+          req, encoder, cache::tooLargeResourceVersionStatus(*plan.wait_for_rv, store.currentRV()), keep, options);
     }
   }
 
@@ -304,8 +308,7 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
     co_return std::nullopt;
   }
   if (start.expired) {
-    const std::string status = expiredStatus(*start.expired);
-    co_return co_await answerErrorEvent(req, status, keep, options);
+    co_return co_await answerErrorEvent(req, encoder, expiredStatus(*start.expired), keep, options);
   }
 
   ctx.metrics.streamOpened();
@@ -321,15 +324,15 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
   std::exception_ptr failure;
   try {
     // W2: headers go out at once, before any event.
-    co_await writeDownstream(req.stream, watchResponseHead(keep), options.write_timeout);
+    co_await writeDownstream(req.stream, watchResponseHead(keep, encoder), options.write_timeout);
     client = startClientWatch(req.stream, req.buffer, wake);
     ChunkWriter out(req.stream, options.write_timeout);  // initial state and replay
     uint64_t last_rv = start.last_rv;
     if (start.snapshot) {
-      co_await sendInitialState(out, *start.snapshot, plan, bookmarks, last_rv, events_sent);
+      co_await sendInitialState(out, *start.snapshot, plan, encoder, bookmarks, last_rv, events_sent);
       start.snapshot.reset();
     } else if (start.cursor) {
-      co_await replayHistory(out, store, *start.cursor, start.replay_through, plan.filter, *watcher, last_rv,
+      co_await replayHistory(out, store, *start.cursor, start.replay_through, encoder, plan.filter, *watcher, last_rv,
                              events_sent);
     }
     live.last_rv = last_rv;
@@ -359,8 +362,25 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
   // HTTP/1.0 (no chunked framing), a request with a body, or a Table /
   // PartialObjectMetadata rendering (N3, N4).
   if (info.parts.size() > 1 || req.http10 || !req.parser.is_done()) co_return std::nullopt;
-  if (!acceptsJsonWatch(findHeader(req.headers, "Accept"))) co_return std::nullopt;
-  auto cached = ctx.registry.find(info.api_group, info.api_version, info.resource, info.namespace_);
+  const std::string_view accept = findHeader(req.headers, "Accept");
+  const auto encoding = watchEncoding(accept);
+  if (!encoding) co_return std::nullopt;
+  // A protobuf watch streams from the protobuf cache, once synced and holding the shape of
+  // the type's protobuf bookmarks; meanwhile a JSON cache answers a client that accepts
+  // JSON too, as before there was one (none is started for it: a second upstream watch).
+  std::shared_ptr<watch::CachedResource> cached;
+  const bool protobuf = *encoding == cache::Encoding::Protobuf &&
+                        ctx.registry.cacheableInProtobuf(info.api_group, info.api_version, info.resource);
+  if (protobuf) {
+    cached = ctx.registry.find(info.api_group, info.api_version, info.resource, info.namespace_,
+                               cache::Encoding::Protobuf);
+    if (cached && (!cached->hasSynced() || !cached->dispatcher().bookmarkSample())) cached.reset();
+    if (!cached && acceptsJsonWatch(accept)) {
+      cached = ctx.registry.findRunning(info.api_group, info.api_version, info.resource, info.namespace_);
+    }
+  } else if (acceptsJsonWatch(accept)) {
+    cached = ctx.registry.find(info.api_group, info.api_version, info.resource, info.namespace_);
+  }
   if (!cached || !cached->hasSynced()) co_return std::nullopt;
   if (!cached->namespaceScope().empty() && cached->namespaceScope() != info.namespace_) co_return std::nullopt;
   // A cluster-scoped resource under a namespace path is no route of the apiserver's (404).
@@ -371,7 +391,9 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
   auto planned = planWatch(query, info.namespace_, cached->resource(), ctx.options.watch_max_lifetime, randomUnit(),
                            info.watch_prefix);
   if (auto* answer = std::get_if<HttpAnswer>(&planned)) {
-    encodeStatus(*answer, statusEncodingFor(findHeader(req.headers, "Accept")));
+    // A protobuf client gets its Status in protobuf: the upstream's to write.
+    if (statusEncodingFor(accept) == StatusEncoding::Protobuf) co_return std::nullopt;
+    encodeStatus(*answer, statusEncodingFor(accept));
     const bool keep = req.keep_alive;
     co_await writeDownstream(req.stream, formatAnswer(*answer, keep), ctx.options.write_timeout);
     co_return ForwardOutcome{answer->code, keep, false};
@@ -383,7 +405,8 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
     // apiserver races its expired context against the first event; this is the answer
     // it gives when the context wins, the only one that needs no freshness proof.)
     const bool keep = req.keep_alive && req.parser.is_done();
-    co_await writeDownstream(req.stream, watchResponseHead(keep) + "0\r\n\r\n", ctx.options.write_timeout);
+    co_await writeDownstream(req.stream, watchResponseHead(keep, cached->dispatcher().encoder()) + "0\r\n\r\n",
+                             ctx.options.write_timeout);
     co_return ForwardOutcome{200, keep, true};
   }
   const cache::ThreadSafeStore& store = cached->store();

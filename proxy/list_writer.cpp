@@ -5,13 +5,14 @@
 #include <fmt/format.h>
 
 #include "cache/go_json.h"
+#include "cache/protobuf_list.h"
 #include "proxy/partial_object_metadata.h"
 
 namespace proxy {
 namespace {
 
 size_t sizeWithoutTypeMeta(const cache::Object& object) {
-  size_t size = object.json().size();
+  size_t size = object.bytes().size();
   for (const cache::ByteRange& cut : object.layout().type_meta_cuts) size -= cut.size();
   return size;
 }
@@ -20,10 +21,21 @@ bool isPartial(ItemForm form) {
   return form == ItemForm::PartialObjectMetadata || form == ItemForm::CustomPartialObjectMetadata;
 }
 
+bool isProtobuf(ItemForm form) { return form == ItemForm::Protobuf || form == ItemForm::ProtobufPartialObjectMetadata; }
+
+std::string_view protobufMetadata(const cache::Object& object) {
+  const cache::ByteRange r = object.layout().metadata;
+  return object.bytes().substr(r.begin, r.size());
+}
+
 }  // namespace
 
 ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form)
     : items_(std::move(items)), form_(form) {
+  if (isProtobuf(form_)) {
+    buildProtobuf(envelope);
+    return;
+  }
   if (envelope.unstructured) {
     head_ = fmt::format(R"({{"apiVersion":{},"items":[)", cache::goJsonString(envelope.api_version));
     tail_ = fmt::format(R"(],"kind":{},"metadata":{{"continue":{})", cache::goJsonString(envelope.kind),
@@ -63,19 +75,61 @@ ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstShar
   }
   for (size_t i = 0; i < items_.size(); ++i) {
     switch (form_) {
-      case ItemForm::AsStored: total_size_ += items_[i]->json().size(); break;
+      case ItemForm::AsStored: total_size_ += items_[i]->bytes().size(); break;
       case ItemForm::WithoutTypeMeta: total_size_ += sizeWithoutTypeMeta(*items_[i]); break;
       case ItemForm::PartialObjectMetadata:
       case ItemForm::CustomPartialObjectMetadata:
         total_size_ += kPartialObjectMetadataHead.size() + metadata_[i].size() + 1;
         break;
+      case ItemForm::Protobuf:
+      case ItemForm::ProtobufPartialObjectMetadata:
+        break;  // buildProtobuf()
     }
   }
 }
 
+void ListWriter::buildProtobuf(const ListEnvelope& envelope) {
+  const bool partial = form_ == ItemForm::ProtobufPartialObjectMetadata;
+  prefix_offsets_.reserve(items_.size() + 1);
+  if (partial) metadata_.reserve(items_.size());
+  size_t items_bytes = 0;
+  for (const auto& item : items_) {
+    prefix_offsets_.push_back(static_cast<uint32_t>(prefixes_.size()));
+    size_t size = 0;
+    if (partial) {
+      metadata_.push_back(protobufMetadata(*item));
+      size = metadata_.back().size();
+      cache::protobuf::appendPartialObjectMetadataItemPrefix(prefixes_, size);
+    } else {
+      size = item->bytes().size();
+      cache::protobuf::appendItemPrefix(prefixes_, size);
+    }
+    items_bytes += size;
+  }
+  prefix_offsets_.push_back(static_cast<uint32_t>(prefixes_.size()));
+  items_bytes += prefixes_.size();
+  const std::string rv = std::to_string(envelope.resource_version);
+  cache::protobuf::ListMetaView meta;
+  meta.resource_version = rv;
+  meta.continue_token = envelope.continue_token;
+  meta.remaining_item_count = envelope.remaining_item_count;
+  head_ = cache::protobuf::listHead(envelope.api_version, envelope.kind, meta, items_bytes);
+  tail_ = cache::protobuf::kListTail;
+  total_size_ = head_.size() + items_bytes + tail_.size();
+}
+
+std::string_view ListWriter::protobufPrefix(size_t item) const {
+  return std::string_view(prefixes_).substr(prefix_offsets_[item], prefix_offsets_[item + 1] - prefix_offsets_[item]);
+}
+
 void ListWriter::appendItem(std::string& out, const cache::Object& object, std::string_view metadata) const {
   switch (form_) {
-    case ItemForm::AsStored: out += object.json(); break;
+    case ItemForm::Protobuf:
+    case ItemForm::ProtobufPartialObjectMetadata:
+      out += protobufPrefix(next_item_);
+      out += form_ == ItemForm::Protobuf ? object.bytes() : metadata;
+      break;
+    case ItemForm::AsStored: out += object.bytes(); break;
     case ItemForm::WithoutTypeMeta: object.appendWithoutTypeMeta(out); break;
     case ItemForm::PartialObjectMetadata:
     case ItemForm::CustomPartialObjectMetadata:
@@ -89,9 +143,14 @@ void ListWriter::appendItem(std::string& out, const cache::Object& object, std::
 void ListWriter::sliceItem(std::vector<std::string_view>& slices, const cache::Object& object,
                            std::string_view metadata) const {
   switch (form_) {
-    case ItemForm::AsStored: slices.push_back(object.json()); break;
+    case ItemForm::Protobuf:
+    case ItemForm::ProtobufPartialObjectMetadata:
+      slices.push_back(protobufPrefix(next_item_));
+      slices.push_back(form_ == ItemForm::Protobuf ? object.bytes() : metadata);
+      break;
+    case ItemForm::AsStored: slices.push_back(object.bytes()); break;
     case ItemForm::WithoutTypeMeta: {
-      const std::string_view bytes = object.json();
+      const std::string_view bytes = object.bytes();
       uint32_t pos = 0;
       for (const cache::ByteRange& cut : object.layout().type_meta_cuts) {
         if (cut.empty()) continue;
@@ -119,7 +178,7 @@ bool ListWriter::nextSlices(std::vector<std::string_view>& slices, size_t max_sl
     head_written_ = true;
   }
   while (next_item_ < items_.size() && slices.size() + 4 <= max_slices) {
-    if (next_item_ > 0) slices.push_back(",");
+    if (next_item_ > 0 && !isProtobuf(form_)) slices.push_back(",");
     sliceItem(slices, *items_[next_item_], metadata_.empty() ? std::string_view{} : metadata_[next_item_]);
     ++next_item_;
   }
@@ -138,7 +197,7 @@ bool ListWriter::next(std::string& piece, size_t min_bytes) {
     head_written_ = true;
   }
   while (next_item_ < items_.size() && piece.size() < min_bytes) {
-    if (next_item_ > 0) piece += ',';
+    if (next_item_ > 0 && !isProtobuf(form_)) piece += ',';
     appendItem(piece, *items_[next_item_], metadata_.empty() ? std::string_view{} : metadata_[next_item_]);
     ++next_item_;
   }

@@ -5,6 +5,9 @@
 // PartialObjectMetadata envelope), the tail. totalSize() is known before the first
 // piece, for Content-Length and the gzip threshold (N1).
 //
+// In protobuf the same pieces are the envelope and List head, each item's tag and length
+// followed by its stored message, and the envelope's tail (cache/protobuf_list.h).
+//
 //   {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"12500",
 //    "continue":"...","remainingItemCount":3},"items":[...]}\n
 //
@@ -38,6 +41,10 @@ enum class ItemForm {
   // custom resource, its metadata rewritten in ObjectMeta order.
   PartialObjectMetadata,
   CustomPartialObjectMetadata,
+  // Protobuf (N2), from a protobuf cache: the List in its envelope, each item the stored
+  // message; or a PartialObjectMetadataList whose items wrap the stored ObjectMeta bytes.
+  Protobuf,
+  ProtobufPartialObjectMetadata,
 };
 
 struct ListEnvelope {
@@ -70,6 +77,8 @@ class ListWriter {
  private:
   void appendItem(std::string& out, const cache::Object& object, std::string_view metadata) const;
   void sliceItem(std::vector<std::string_view>& slices, const cache::Object& object, std::string_view metadata) const;
+  void buildProtobuf(const ListEnvelope& envelope);
+  std::string_view protobufPrefix(size_t item) const;
 
   std::string head_;
   // "]}\n"; "null}\n" after `"items":` for an empty partial list; the UnstructuredList's
@@ -79,7 +88,10 @@ class ListWriter {
   // CustomPartialObjectMetadata: each item's rewritten metadata, kept for the writer's
   // life because nextSlices() hands out views of it.
   std::vector<std::string> rewritten_metadata_;
-  std::vector<std::string_view> metadata_;  // either PartialObjectMetadata form: one per item
+  std::vector<std::string_view> metadata_;  // any PartialObjectMetadata form: one per item
+  // Protobuf forms: every item's prefix (tag and lengths), and where each begins (n + 1).
+  std::string prefixes_;
+  std::vector<uint32_t> prefix_offsets_;
   ItemForm form_;
   size_t total_size_ = 0;
   size_t next_item_ = 0;

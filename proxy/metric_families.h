@@ -82,7 +82,8 @@ inline constexpr Family kCachePassThrough{"kube_cache_proxy_cache_passthrough_to
                                           Type::Counter};
 
 // ---- Read at scrape from the informers and the upstream health (cache_metrics.cpp).
-// Per cached resource, labelled resource, version and namespace:
+// Per cached resource (one informer), labelled resource, version, namespace and encoding
+// ("json" or "protobuf": a resource read in both has an informer for each):
 inline constexpr Family kCacheObjects{"kube_cache_proxy_cache_objects", "Objects in the cache of a resource.",
                                       Type::Gauge};
 inline constexpr Family kCacheJsonBytes{"kube_cache_proxy_cache_json_bytes", "Bytes of JSON of the cached objects.",

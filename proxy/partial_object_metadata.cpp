@@ -265,7 +265,7 @@ std::string_view storedMetadata(const cache::Object& object) {
   // The extractor recorded where metadata lies; no parse per served object.
   const cache::ByteRange metadata = object.layout().metadata;
   if (metadata.empty()) return "{}";
-  return object.json().substr(metadata.begin, metadata.size());
+  return object.bytes().substr(metadata.begin, metadata.size());
 }
 
 std::string objectMetaInStructOrder(std::string_view sorted_metadata) {

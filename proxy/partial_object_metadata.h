@@ -24,7 +24,7 @@ namespace proxy {
 inline constexpr std::string_view kPartialObjectMetadataHead =
     R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
 
-// The object's metadata member as stored (a view into object.json()), or "{}" when it
+// The object's metadata member as stored (a view into object.bytes()), or "{}" when it
 // has none.
 std::string_view storedMetadata(const cache::Object& object);
 

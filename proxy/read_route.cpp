@@ -67,6 +67,8 @@ std::vector<MediaRange> parseAccept(std::string_view accept) {
   return out;
 }
 
+constexpr std::string_view kProtobufMediaType = "application/vnd.kubernetes.protobuf";
+
 bool isJsonRange(const std::string& type) {
   return type == "application/json" || type == "application/*" || type == "*/*";
 }
@@ -77,22 +79,36 @@ bool knownNonJson(const std::string& type) {
 
 }  // namespace
 
-std::optional<ReadFormat> negotiateRead(std::string_view accept, bool is_list) {
-  if (trim(accept).empty()) return ReadFormat::Json;
+std::optional<ReadFormat> negotiateRead(std::string_view accept, bool is_list, cache::Encoding from) {
+  const bool protobuf = from == cache::Encoding::Protobuf;
+  if (trim(accept).empty()) return protobuf ? std::nullopt : std::optional(ReadFormat::Json);
   for (const MediaRange& range : parseAccept(accept)) {
     if (range.q <= 0) continue;
-    if (range.type == "application/vnd.kubernetes.protobuf") continue;  // JSON fallback may follow (N1, Open choice 8)
-    if (knownNonJson(range.type)) return std::nullopt;                   // the apiserver would pick it
-    if (!isJsonRange(range.type)) continue;                              // not acceptable; try the next range
+    const bool protobuf_range = range.type == kProtobufMediaType;
+    // A JSON cache skips protobuf: a JSON fallback may follow (N1, Open choice 8).
+    if (protobuf_range && !protobuf) continue;
+    if (!protobuf_range) {
+      if (knownNonJson(range.type)) return std::nullopt;  // the apiserver would pick it
+      if (!isJsonRange(range.type)) continue;             // not acceptable; try the next range
+      if (protobuf) return std::nullopt;                  // the apiserver answers JSON here
+    }
     if (range.other_params) return std::nullopt;
-    if (range.as.empty()) return ReadFormat::Json;
+    if (range.as.empty()) return protobuf ? ReadFormat::Protobuf : ReadFormat::Json;
     // Only meta.k8s.io/v1 transforms are rendered; v1beta1 and Table pass through.
     if (range.g != "meta.k8s.io" || range.v != "v1") return std::nullopt;
-    if (range.as == "PartialObjectMetadataList" && is_list) return ReadFormat::PartialObjectMetadataList;
-    if (range.as == "PartialObjectMetadata" && !is_list) return ReadFormat::PartialObjectMetadata;
+    if (range.as == "PartialObjectMetadataList" && is_list) {
+      return protobuf ? ReadFormat::ProtobufPartialObjectMetadataList : ReadFormat::PartialObjectMetadataList;
+    }
+    if (range.as == "PartialObjectMetadata" && !is_list) {
+      return protobuf ? ReadFormat::ProtobufPartialObjectMetadata : ReadFormat::PartialObjectMetadata;
+    }
     return std::nullopt;  // Table, or a list/object mismatch the upstream answers with 406 (N4)
   }
   return std::nullopt;  // nothing acceptable: the upstream's 406
+}
+
+bool prefersProtobuf(std::string_view accept, bool is_list) {
+  return negotiateRead(accept, is_list, cache::Encoding::Protobuf).has_value();
 }
 
 std::string_view storeNamespace(const RequestInfo& info, const watch::ApiResource& resource) {
@@ -127,7 +143,7 @@ ReadRoute routeRead(const RequestInfo& info, const cache::QueryValues& query, st
   for (std::string_view prefix : {"curl", "Wget", "Mozilla/5.0"}) {
     if (user_agent.substr(0, prefix.size()) == prefix) return upstream("pretty output for this user agent");
   }
-  const std::optional<ReadFormat> format = negotiateRead(accept, is_list);
+  const std::optional<ReadFormat> format = negotiateRead(accept, is_list, facts.encoding);
   if (!format) return upstream("media type not rendered by the cache");
   return ReadRoute{true, *format, {}};
 }

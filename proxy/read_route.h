@@ -4,14 +4,15 @@
 // prose; the unit tests walk it row by row.
 //
 // The rule is conservative: the cache answers only requests whose answer it can render
-// byte for byte like the apiserver (JSON, PartialObjectMetadata[List]); everything
-// else (Tables, YAML, protobuf-only, pretty output, subresources, uncached or unsynced
+// byte for byte like the apiserver (JSON, protobuf, PartialObjectMetadata[List] in
+// either); everything else (Tables, YAML, protobuf without a protobuf cache, pretty output, subresources, uncached or unsynced
 // resources, scopes the informer does not hold) passes through, and the upstream
 // answers, including with its own 406 for an unacceptable Accept.
 
 #include <optional>
 #include <string_view>
 
+#include "cache/encoding.h"
 #include "cache/query_values.h"
 #include "proxy/request_info.h"
 #include "watch/api_resource.h"
@@ -25,8 +26,20 @@ inline constexpr const char* kServedByHeader = "X-Kube-Cache-Proxy";
 // old the cache's knowledge is ("0.250").
 inline constexpr const char* kStalenessHeader = "X-Kube-Cache-Proxy-Staleness";
 
-// What the cache renders (N1, N4).
-enum class ReadFormat { Json, PartialObjectMetadata, PartialObjectMetadataList };
+// What the cache renders (N1, N2, N4).
+enum class ReadFormat {
+  Json,
+  PartialObjectMetadata,
+  PartialObjectMetadataList,
+  Protobuf,  // from a protobuf cache
+  ProtobufPartialObjectMetadata,
+  ProtobufPartialObjectMetadataList,
+};
+
+inline bool isProtobuf(ReadFormat format) {
+  return format == ReadFormat::Protobuf || format == ReadFormat::ProtobufPartialObjectMetadata ||
+         format == ReadFormat::ProtobufPartialObjectMetadataList;
+}
 
 struct ReadRoute {
   bool from_cache = false;
@@ -41,12 +54,22 @@ struct CachedFacts {
   const watch::ApiResource* resource = nullptr;
   bool synced = false;
   std::string_view namespace_scope;  // "" = the informer holds every namespace
+  // The encoding of the informer's store: a JSON cache answers JSON (also to a client that
+  // prefers protobuf but accepts JSON), a protobuf cache only protobuf.
+  cache::Encoding encoding = cache::Encoding::Json;
 };
 
 // The media type the cache would answer with for `accept` (N1, N4), or nullopt when the
 // apiserver's choice is one the cache does not render (Table, YAML, protobuf without a
 // JSON fallback, an unknown type: the upstream answers, 406 included).
-std::optional<ReadFormat> negotiateRead(std::string_view accept, bool is_list);
+// `from` is the encoding of the cache that would answer: JSON skips protobuf ranges (the
+// apiserver answers a custom resource so, and a built-in one decodes to the same object);
+// protobuf answers only when the apiserver's own choice is protobuf.
+std::optional<ReadFormat> negotiateRead(std::string_view accept, bool is_list,
+                                        cache::Encoding from = cache::Encoding::Json);
+// True when the apiserver would answer `accept` in protobuf (its first acceptable range),
+// so a protobuf cache of a built-in type is the one to ask.
+bool prefersProtobuf(std::string_view accept, bool is_list);
 
 // The route for a request whose RequestInfo verb is "get" or "list".
 ReadRoute routeRead(const RequestInfo& info, const cache::QueryValues& query, std::string_view accept,

@@ -117,7 +117,8 @@ StatusEncoding statusEncodingFor(std::string_view accept) {
   for (const Clause& clause : parseAccept(accept)) {
     for (const Serializer& serializer : kSerializers) {
       if (matches(clause, serializer) && allowedByDefaultRestrictions(clause, serializer)) {
-        return StatusEncoding::Negotiated;
+        return serializer.subtype == "vnd.kubernetes.protobuf" ? StatusEncoding::Protobuf
+                                                                : StatusEncoding::Negotiated;
       }
     }
   }

@@ -21,9 +21,11 @@ namespace proxy {
 
 enum class StatusEncoding {
   // The serializer's encoding. The proxy writes compact JSON with a trailing newline;
-  // should the entry that passed be YAML or protobuf (a client that also accepts those),
-  // the apiserver would use that instead: not reproduced.
+  // should the entry that passed be YAML (a client that also accepts it), the apiserver
+  // would use that instead: not reproduced.
   Negotiated,
+  // The entry that passed is protobuf: the Status in the protobuf envelope (N2).
+  Protobuf,
   RawJson,     // WriteRawJSON: two-space indent, `"key": value`, no trailing newline
 };
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -52,7 +55,52 @@ bool acceptsJsonWatch(std::string_view accept) {
   return json;
 }
 
-std::string expiredStatus(const std::string& message) { return cache::statusJson({cache::Reason::Expired, message}); }
+std::optional<cache::Encoding> watchEncoding(std::string_view accept) {
+  accept = trim(accept);
+  if (accept.empty()) return cache::Encoding::Json;
+  struct Range {
+    std::string_view type;
+    double q = 1.0;
+    bool transform = false;
+  };
+  std::vector<Range> ranges;
+  size_t pos = 0;
+  while (pos <= accept.size()) {
+    size_t comma = accept.find(',', pos);
+    if (comma == std::string_view::npos) comma = accept.size();
+    std::string_view text = trim(accept.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (text.empty()) continue;
+    const size_t semi = text.find(';');
+    Range range{trim(text.substr(0, semi))};
+    std::string_view params = semi == std::string_view::npos ? std::string_view{} : text.substr(semi + 1);
+    while (!params.empty()) {
+      const size_t next = params.find(';');
+      const std::string_view param = trim(params.substr(0, next));
+      params = next == std::string_view::npos ? std::string_view{} : params.substr(next + 1);
+      if (param.size() >= 2 && iequals(param.substr(0, 2), "q=")) {
+        range.q = std::atof(std::string(param.substr(2)).c_str());
+      } else if (param.size() >= 3 && (iequals(param.substr(0, 3), "as=") || iequals(param.substr(0, 2), "g=") ||
+                                       iequals(param.substr(0, 2), "v="))) {
+        range.transform = true;
+      }
+    }
+    ranges.push_back(range);
+  }
+  std::stable_sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.q > b.q; });
+  for (const Range& range : ranges) {
+    if (range.q <= 0) continue;
+    const bool protobuf = iequals(range.type, "application/vnd.kubernetes.protobuf");
+    const bool json = iequals(range.type, "application/json") || iequals(range.type, "*/*") ||
+                      iequals(range.type, "application/*");
+    if (!protobuf && !json) continue;
+    if (range.transform) return std::nullopt;
+    return protobuf ? cache::Encoding::Protobuf : cache::Encoding::Json;
+  }
+  return std::nullopt;
+}
+
+cache::Status expiredStatus(const std::string& message) { return {cache::Reason::Expired, message}; }
 
 std::optional<int64_t> goWatchTimeoutNanos(std::optional<int64_t> timeout_seconds) {
   if (!timeout_seconds) return std::nullopt;

@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+
+#include "cache/encoding.h"
+#include "cache/status.h"
 #include <string>
 #include <string_view>
 #include <variant>
@@ -48,6 +51,11 @@ struct WatchPlan {
 // Anything else passes through to the upstream, which renders those forms.
 bool acceptsJsonWatch(std::string_view accept);
 
+// The encoding the apiserver would stream a watch in for `accept` (W2, N2): the first
+// acceptable media range by quality decides (YAML has no stream serializer and is
+// skipped); nullopt for a transform (`as=`, rendered upstream) or nothing acceptable.
+std::optional<cache::Encoding> watchEncoding(std::string_view accept);
+
 // The watch deadline kube-apiserver derives from timeoutSeconds:
 // time.Duration(seconds) * time.Second, an int64 of nanoseconds that wraps on overflow.
 // nullopt when absent; 0 means "no timeout given" (randomized) even when it wrapped to 0.
@@ -63,6 +71,6 @@ std::variant<WatchPlan, HttpAnswer> planWatch(std::string_view raw_query, std::s
                                               bool watch_prefix = false);
 
 // The W5 "too old" Status object: 410 Expired with the history's message.
-std::string expiredStatus(const std::string& message);
+cache::Status expiredStatus(const std::string& message);
 
 }  // namespace proxy

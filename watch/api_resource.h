@@ -30,6 +30,12 @@ struct ApiResource {
 
   // "v1" or "apps/v1".
   std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
+  // kube-apiserver keeps no watch cache of events (its default --watch-cache-sizes sets
+  // them to 0): their lists are etcd's, which honour a limit at RV=0 and write continue
+  // keys relative to the prefix with its slash ("ns/name\u0000", not "/ns/name\u0000").
+  bool upstreamWatchCached() const {
+    return !(resource == "events" && (group.empty() || group == "events.k8s.io"));
+  }
   // "pods" or "deployments.apps": the spelling of --cache and log lines.
   std::string displayName() const { return group.empty() ? resource : resource + "." + group; }
 };

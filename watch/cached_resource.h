@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cache/clock.h"
+#include "cache/encoding.h"
 #include "cache/thread_safe_store.h"
 #include "watch/api_resource.h"
 
@@ -31,6 +32,9 @@ class CachedResource {
   // answer only requests scoped to that namespace.
   virtual const std::string& namespaceScope() const = 0;
   virtual const cache::ThreadSafeStore& store() const = 0;
+  // The encoding the store's objects are in; a request is answered only from a cache in
+  // the encoding it negotiated.
+  virtual cache::Encoding encoding() const { return cache::Encoding::Json; }
   // The first full state reached the store (client-go HasSynced). Before that, requests
   // pass through to the upstream.
   virtual bool hasSynced() const = 0;

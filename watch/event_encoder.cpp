@@ -3,6 +3,9 @@
 #include <array>
 #include <utility>
 
+#include "cache/protobuf_list.h"
+#include "cache/protobuf_object.h"
+
 namespace watch {
 namespace {
 
@@ -63,7 +66,46 @@ std::string_view emptyObjectTail(std::string_view group, std::string_view kind) 
   return {};
 }
 
-BookmarkEncoder::BookmarkEncoder(const ApiResource& resource) {
+FrameEncoder::FrameEncoder(const ApiResource& resource, cache::Encoding encoding)
+    : encoding_(encoding), api_version_(resource.apiVersion()), kind_(resource.kind) {}
+
+std::string_view FrameEncoder::contentType() const {
+  return encoding_ == cache::Encoding::Protobuf ? "application/vnd.kubernetes.protobuf;stream=watch"
+                                                : "application/json";
+}
+
+std::string FrameEncoder::event(cache::EventType type, const cache::Object& object) const {
+  if (encoding_ == cache::Encoding::Json) return encodeEvent(type, object.bytes());
+  std::string enveloped;
+  cache::protobuf::appendEnvelope(enveloped, api_version_, kind_, object.bytes());
+  std::string frame;
+  cache::protobuf::appendWatchFrame(frame, cache::wireName(type), enveloped);
+  return frame;
+}
+
+FrameConstSharedPtr FrameEncoder::sharedEvent(cache::EventType type, const cache::Object& object) const {
+  return std::make_shared<const std::string>(event(type, object));
+}
+
+std::string FrameEncoder::error(const cache::Status& status) const {
+  if (encoding_ == cache::Encoding::Json) return encodeErrorEvent(cache::statusJson(status));
+  std::string frame;
+  cache::protobuf::appendWatchFrame(frame, cache::wireName(cache::EventType::Error), cache::statusProtobuf(status));
+  return frame;
+}
+
+std::string FrameEncoder::bookmark(std::string_view object) const {
+  if (encoding_ == cache::Encoding::Json) return encodeEvent(cache::EventType::Bookmark, object);
+  std::string enveloped;
+  cache::protobuf::appendEnvelope(enveloped, api_version_, kind_, object);
+  std::string frame;
+  cache::protobuf::appendWatchFrame(frame, cache::wireName(cache::EventType::Bookmark), enveloped);
+  return frame;
+}
+
+BookmarkEncoder::BookmarkEncoder(const ApiResource& resource, cache::Encoding encoding,
+                                 std::shared_ptr<const std::string> protobuf_sample)
+    : encoder_(resource, encoding), sample_(std::move(protobuf_sample)) {
   // Typed (built-in) objects serialize TypeMeta kind first; unstructured custom
   // resources come out of a map with sorted keys: apiVersion, kind, metadata.
   if (resource.custom) {
@@ -79,6 +121,10 @@ BookmarkEncoder::BookmarkEncoder(const ApiResource& resource) {
 }
 
 std::string BookmarkEncoder::frame(uint64_t rv, bool initial_events_end) const {
+  if (encoder_.encoding() == cache::Encoding::Protobuf) {
+    auto object = sample_ ? cache::protobuf::bookmarkObject(*sample_, rv, initial_events_end) : std::nullopt;
+    return object ? encoder_.bookmark(*object) : std::string{};  // a sample is checked when kept
+  }
   std::string object = prefix_;
   object += R"({"resourceVersion":")" + std::to_string(rv) + "\"";
   if (initial_events_end) object += R"(,"annotations":{"k8s.io/initial-events-end":"true"})";

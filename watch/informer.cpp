@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "cache/object_meta_parser.h"
+#include "cache/protobuf_object_parser.h"
+
 namespace watch {
 
 // Notes 403 answers on the way through, so the manager can tell "not allowed to list
@@ -36,40 +39,50 @@ cache::StoreOptions Informer::storeOptions(const InformerOptions& options) {
   if (options.resource.field_spec) {
     for (const auto& field : options.resource.field_spec->fields) out.indexes.push_back(cache::indexes::byField(field.name));
   }
+  if (options.encoding == cache::Encoding::Protobuf) return out;  // JSON paths: not read from protobuf
   for (const auto& path : options.index_paths) out.indexes.push_back(cache::indexes::byIndexPath(path.name));
   return out;
 }
 
-cache::ParserOptions Informer::parserOptions(const InformerOptions& options) {
+std::unique_ptr<cache::ObjectParser> Informer::makeParser(const InformerOptions& options) {
+  if (options.encoding == cache::Encoding::Protobuf) {
+    cache::ProtobufParserOptions out;
+    out.field_spec = options.resource.field_spec;
+    out.strip_managed_fields = options.strip_managed_fields;
+    return std::make_unique<cache::ProtobufObjectParser>(std::move(out));
+  }
   cache::ParserOptions out;
   out.field_spec = options.resource.field_spec;
   out.index_paths = options.index_paths;
   out.strip_managed_fields = options.strip_managed_fields;
   out.kind = options.resource.kind;
   out.api_version = options.resource.apiVersion();
-  return out;
+  return std::make_unique<cache::ObjectMetaParser>(std::move(out));
 }
 
 Informer::Informer(InformerOptions options, std::unique_ptr<ListerWatcher> lister_watcher, cache::Clock& clock,
                    RelistLimiter& relist_limiter)
     : options_(std::move(options)),
-      name_(options_.namespace_scope.empty() ? options_.resource.displayName()
-                                             : options_.resource.displayName() + " in namespace " +
-                                                   options_.namespace_scope),
+      name_((options_.namespace_scope.empty() ? options_.resource.displayName()
+                                              : options_.resource.displayName() + " in namespace " +
+                                                    options_.namespace_scope) +
+            (options_.encoding == cache::Encoding::Protobuf ? " (protobuf)" : "")),
       clock_(clock),
       last_used_(clock.now().time_since_epoch().count()),
       store_(storeOptions(options_), clock_),
-      parser_(parserOptions(options_)),
-      dispatcher_(store_, clock_),
+      parser_(makeParser(options_)),
+      dispatcher_(store_, clock_, FrameEncoder(options_.resource, options_.encoding)),
       freshness_(clock_),
       probes_(clock_),
-      adapter_(store_, parser_, &dispatcher_),
+      adapter_(store_, *parser_, &dispatcher_),
       lister_watcher_(std::make_unique<ObservedListerWatcher>(std::move(lister_watcher), forbidden_)) {
   ReflectorOptions reflector = options_.reflector;
   reflector.name = name_;
+  reflector.encoding = options_.encoding;
   if (!options_.state_dir.empty()) {
     state_ = std::make_unique<ResourceState>(
-        options_.state_dir, stateIdentity(options_.resource, options_.namespace_scope, options_.strip_managed_fields),
+        options_.state_dir, stateIdentity(options_.resource, options_.namespace_scope, options_.strip_managed_fields,
+                                         options_.encoding),
         name_, options_.reflector.log, clock_);
     reflector.warm_start = [state = state_.get()](ReflectorStore& store) { return state->load(store); };
   }

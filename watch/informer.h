@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cache/clock.h"
-#include "cache/object_meta_parser.h"
+#include "cache/object_parser.h"
 #include "cache/thread_safe_store.h"
 #include "watch/cached_resource.h"
 #include "watch/freshness.h"
@@ -35,6 +35,9 @@ struct InformerOptions {
   ApiResource resource;
   // "" for the whole collection, else the one namespace cached.
   std::string namespace_scope;
+  // The encoding the informer lists, watches and stores in (protobuf: built-in types
+  // only; custom indexes by JSON path are not kept then).
+  cache::Encoding encoding = cache::Encoding::Json;
   // Ingestion transform: drop metadata.managedFields (off by default: the proxy is
   // transparent unless told otherwise).
   bool strip_managed_fields = false;
@@ -75,6 +78,7 @@ class Informer final : public CachedResource {
   // watch::CachedResource
   const ApiResource& resource() const override { return options_.resource; }
   const std::string& namespaceScope() const override { return options_.namespace_scope; }
+  cache::Encoding encoding() const override { return options_.encoding; }
   const cache::ThreadSafeStore& store() const override { return store_; }
   bool hasSynced() const override { return reflector_->hasSynced(); }
   WatchDispatcher& dispatcher() override { return dispatcher_; }
@@ -107,7 +111,7 @@ class Informer final : public CachedResource {
   class ObservedListerWatcher;
 
   static cache::StoreOptions storeOptions(const InformerOptions& options);
-  static cache::ParserOptions parserOptions(const InformerOptions& options);
+  static std::unique_ptr<cache::ObjectParser> makeParser(const InformerOptions& options);
 
   InformerOptions options_;
   std::string name_;
@@ -115,7 +119,7 @@ class Informer final : public CachedResource {
   std::atomic<bool> forbidden_{false};
   std::atomic<cache::Clock::Duration::rep> last_used_;  // clock_.now().time_since_epoch() ticks
   cache::ThreadSafeStore store_;
-  cache::ObjectMetaParser parser_;
+  std::unique_ptr<cache::ObjectParser> parser_;
   WatchDispatcher dispatcher_;
   // Thread-safe bookkeeping that readers update (const access from the serving side).
   mutable FreshnessProofs freshness_;

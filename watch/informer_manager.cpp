@@ -16,10 +16,12 @@ std::string gvrKey(std::string_view group, std::string_view version, std::string
   return key;
 }
 
-std::string informerKey(const ApiResource& resource, std::string_view namespace_name) {
+std::string informerKey(const ApiResource& resource, std::string_view namespace_name,
+                        cache::Encoding encoding = cache::Encoding::Json) {
   std::string key = gvrKey(resource.group, resource.version, resource.resource);
   key += '/';
   key += namespace_name;
+  if (encoding == cache::Encoding::Protobuf) key += "#protobuf";
   return key;
 }
 
@@ -60,15 +62,17 @@ void InformerManager::stop() {
 }
 
 std::shared_ptr<CachedResource> InformerManager::find(std::string_view group, std::string_view version,
-                                                      std::string_view resource, std::string_view namespace_name) {
+                                                      std::string_view resource, std::string_view namespace_name,
+                                                      cache::Encoding encoding) {
   std::lock_guard lock(mu_);
-  return findLocked(group, version, resource, namespace_name, true);
+  return findLocked(group, version, resource, namespace_name, true, encoding);
 }
 
 std::shared_ptr<CachedResource> InformerManager::findRunning(std::string_view group, std::string_view version,
-                                                             std::string_view resource, std::string_view namespace_name) {
+                                                             std::string_view resource, std::string_view namespace_name,
+                                                             cache::Encoding encoding) {
   std::lock_guard lock(mu_);
-  return findLocked(group, version, resource, namespace_name, false);
+  return findLocked(group, version, resource, namespace_name, false, encoding);
 }
 
 bool InformerManager::known(std::string_view group, std::string_view version, std::string_view resource) const {
@@ -76,9 +80,16 @@ bool InformerManager::known(std::string_view group, std::string_view version, st
   return discovered_.find(gvrKey(group, version, resource)) != discovered_.end();
 }
 
+bool InformerManager::cacheableInProtobuf(std::string_view group, std::string_view version, std::string_view resource) {
+  std::lock_guard lock(mu_);
+  if (stopped_ || deniedLocked(group, resource)) return false;
+  auto it = discovered_.find(gvrKey(group, version, resource));
+  return it != discovered_.end() && !it->second.custom && cacheableLocked(it->second);
+}
+
 std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view group, std::string_view version,
                                                             std::string_view resource, std::string_view namespace_name,
-                                                            bool start) {
+                                                            bool start, cache::Encoding encoding) {
   if (stopped_ || deniedLocked(group, resource)) return nullptr;
   const std::string gvr = gvrKey(group, version, resource);
   auto discovered = discovered_.find(gvr);
@@ -92,26 +103,30 @@ std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view gro
   }
   const ApiResource& api_resource = discovered->second;
   if (!cacheableLocked(api_resource)) return nullptr;
+  if (encoding == cache::Encoding::Protobuf && api_resource.custom) return nullptr;
   const std::string namespace_scope = api_resource.namespaced ? std::string(namespace_name) : "";
 
   // The whole collection answers every scope; a namespace's informer only its own.
-  if (auto it = informers_.find(informerKey(api_resource, "")); it != informers_.end()) {
+  if (auto it = informers_.find(informerKey(api_resource, "", encoding)); it != informers_.end()) {
     it->second->markUsed();
     return it->second;
   }
   if (!namespace_scope.empty()) {
-    if (auto it = informers_.find(informerKey(api_resource, namespace_scope)); it != informers_.end()) {
+    if (auto it = informers_.find(informerKey(api_resource, namespace_scope, encoding)); it != informers_.end()) {
       it->second->markUsed();
       return it->second;
     }
   }
-  if (!start || !options_.on_demand) return nullptr;
   const ConfiguredResource* configured = configuredFor(group, resource);
+  // A configured resource asked for in protobuf gets that cache too, on demand or not.
+  const bool may_start =
+      options_.on_demand || (encoding == cache::Encoding::Protobuf && configured != nullptr && configured->start);
+  if (!start || !may_start) return nullptr;
   const bool cluster_wide = forbidden_.count(gvr) == 0 && (configured == nullptr || configured->namespaces.empty());
   if (cluster_wide) {
-    enqueueLocked(api_resource, "", true);
+    enqueueLocked(api_resource, "", true, encoding);
   } else if (!namespace_scope.empty()) {
-    const std::string key = informerKey(api_resource, namespace_scope);
+    const std::string key = informerKey(api_resource, namespace_scope, encoding);
     if (auto refusal = refused_.find(key); refusal != refused_.end() && clock_.now() < refusal->second.retry_at) {
       return nullptr;
     }
@@ -120,7 +135,7 @@ std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view gro
                       [](const auto& entry) { return !entry.second->namespaceScope().empty(); }) +
         static_cast<std::ptrdiff_t>(pending_.size());
     if (static_cast<size_t>(namespace_informers) >= options_.max_namespace_informers) return nullptr;
-    enqueueLocked(api_resource, namespace_scope, true);
+    enqueueLocked(api_resource, namespace_scope, true, encoding);
   }
   return nullptr;
 }
@@ -248,8 +263,9 @@ void InformerManager::startConfiguredLocked() {
 }
 
 void InformerManager::startInformer(StartRequest request, std::stop_token stop) {
-  const std::string key = informerKey(request.resource, request.namespace_name);
+  const std::string key = informerKey(request.resource, request.namespace_name, request.encoding);
   InformerOptions options;
+  options.encoding = request.encoding;
   options.resource = std::move(request.resource);
   options.namespace_scope = std::move(request.namespace_name);
   options.on_demand = request.on_demand;
@@ -347,11 +363,12 @@ bool InformerManager::cacheableLocked(const ApiResource& resource) const {
   return resource.resource.find('/') == std::string::npos && hasVerb(resource, "list") && hasVerb(resource, "watch");
 }
 
-void InformerManager::enqueueLocked(const ApiResource& resource, std::string namespace_name, bool on_demand) {
-  const std::string key = informerKey(resource, namespace_name);
+void InformerManager::enqueueLocked(const ApiResource& resource, std::string namespace_name, bool on_demand,
+                                    cache::Encoding encoding) {
+  const std::string key = informerKey(resource, namespace_name, encoding);
   if (pending_.count(key) > 0 || informers_.count(key) > 0) return;
   pending_.insert(key);
-  queue_.push_back({resource, std::move(namespace_name), on_demand});
+  queue_.push_back({resource, std::move(namespace_name), on_demand, encoding});
   wake_.notify_all();
 }
 

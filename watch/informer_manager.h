@@ -11,6 +11,9 @@
 //   null (that request passes through); later finds return it. An on-demand informer
 //   nobody asked for during idle_timeout and held by nobody else (use_count) is stopped
 //   and its memory freed.
+// - A request that negotiated protobuf (N2) is answered from a protobuf informer of its
+//   own, started on demand like any other (for a configured resource even when on-demand
+//   caching is off); custom resources have none, the apiserver serves them in JSON.
 // - A collection whose list is forbidden (403) falls back to per-namespace informers for
 //   the namespaces requests name; cluster-wide requests for it then pass through.
 //
@@ -104,10 +107,13 @@ class InformerManager final : public InformerRegistry {
 
   // watch::InformerRegistry
   std::shared_ptr<CachedResource> find(std::string_view group, std::string_view version, std::string_view resource,
-                                       std::string_view namespace_name) override;
+                                       std::string_view namespace_name,
+                                       cache::Encoding encoding = cache::Encoding::Json) override;
   std::shared_ptr<CachedResource> findRunning(std::string_view group, std::string_view version,
-                                              std::string_view resource, std::string_view namespace_name) override;
+                                              std::string_view resource, std::string_view namespace_name,
+                                              cache::Encoding encoding = cache::Encoding::Json) override;
   bool known(std::string_view group, std::string_view version, std::string_view resource) const override;
+  bool cacheableInProtobuf(std::string_view group, std::string_view version, std::string_view resource) override;
 
   // True once discovery answered and every configured resource has synced (or was
   // found not cacheable: unknown, denied, forbidden, without list/watch).
@@ -123,11 +129,12 @@ class InformerManager final : public InformerRegistry {
     ApiResource resource;
     std::string namespace_name;
     bool on_demand = true;
+    cache::Encoding encoding = cache::Encoding::Json;
   };
 
   void run(std::stop_token stop);
   std::shared_ptr<CachedResource> findLocked(std::string_view group, std::string_view version, std::string_view resource,
-                                             std::string_view namespace_name, bool start);
+                                             std::string_view namespace_name, bool start, cache::Encoding encoding);
   // Runs discovery with mu_ released around the upstream call.
   void discoverLocked(std::unique_lock<std::mutex>& lock, std::stop_token stop);
   void startConfiguredLocked();
@@ -139,7 +146,8 @@ class InformerManager final : public InformerRegistry {
   bool deniedLocked(std::string_view group, std::string_view resource) const;
   const ConfiguredResource* configuredFor(std::string_view group, std::string_view resource) const;
   bool cacheableLocked(const ApiResource& resource) const;
-  void enqueueLocked(const ApiResource& resource, std::string namespace_name, bool on_demand);
+  void enqueueLocked(const ApiResource& resource, std::string namespace_name, bool on_demand,
+                     cache::Encoding encoding = cache::Encoding::Json);
   void log(LogLevel level, const std::string& message) const;
 
   const InformerManagerOptions options_;

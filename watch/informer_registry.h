@@ -6,6 +6,7 @@
 #include <memory>
 #include <string_view>
 
+#include "cache/encoding.h"
 #include "watch/cached_resource.h"
 
 namespace watch {
@@ -19,13 +20,22 @@ class InformerRegistry {
   // the request passes through to the upstream. The result may not have synced yet
   // (check hasSynced()). Never blocks: called on the io threads. May start an informer
   // on demand in the background (the request that triggered it passes through).
+  // `encoding`: the cache in that encoding (a protobuf one exists only for built-in types).
   virtual std::shared_ptr<CachedResource> find(std::string_view group, std::string_view version,
-                                               std::string_view resource, std::string_view namespace_name) = 0;
+                                               std::string_view resource, std::string_view namespace_name,
+                                               cache::Encoding encoding = cache::Encoding::Json) = 0;
   // Like find(), but never starts an informer: for writes (read-your-writes waits only
   // for caches that already run; a write alone is no reason to start caching).
   virtual std::shared_ptr<CachedResource> findRunning(std::string_view group, std::string_view version,
-                                                      std::string_view resource, std::string_view namespace_name) {
-    return find(group, version, resource, namespace_name);
+                                                      std::string_view resource, std::string_view namespace_name,
+                                                      cache::Encoding encoding = cache::Encoding::Json) {
+    return find(group, version, resource, namespace_name, encoding);
+  }
+  // True when the resource can have a protobuf cache: a built-in type (the apiserver
+  // serves custom resources in JSON only) that would be cached at all.
+  virtual bool cacheableInProtobuf(std::string_view group, std::string_view version, std::string_view resource) {
+    (void)group, (void)version, (void)resource;
+    return false;
   }
   // True when discovery lists group/version/resource (cacheable or not is another
   // question). Metrics label only such resources: a path is the client's to choose.

@@ -11,7 +11,7 @@
 namespace watch {
 
 struct ListPage {
-  std::vector<std::string> items;  // raw JSON of each item, as upstream sent it
+  std::vector<std::string> items;  // raw JSON (or protobuf message) of each item, as upstream sent it
   uint64_t resource_version = 0;   // metadata.resourceVersion of the list
   std::string continue_token;      // metadata.continue; empty on the last page
 };
@@ -24,5 +24,7 @@ struct ListPageResult {
 // Takes the body by value: simdjson needs padding after the input, which is added in
 // place instead of copying a possibly large body.
 ListPageResult decodeListPage(std::string body);
+// A protobuf List body (N2): items are each item's bare message.
+ListPageResult decodeProtobufListPage(std::string_view body);
 
 }  // namespace watch

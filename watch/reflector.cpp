@@ -6,6 +6,9 @@
 #include <utility>
 
 namespace watch {
+
+const std::string kProtobufMediaType = "application/vnd.kubernetes.protobuf";
+const std::string kProtobufWatchMediaType = "application/vnd.kubernetes.protobuf;stream=watch";
 namespace {
 
 // How often a long initial sync reports progress: often enough to show a 1 GB list is
@@ -35,6 +38,7 @@ Reflector::Reflector(ReflectorOptions options, ListerWatcher& lister_watcher,
       relist_limiter_(relist_limiter),
       backoff_(options_.backoff, clock, pickSeed(options_.seed)),
       random_(pickSeed(options_.seed) ^ 0x9e3779b97f4a7c15ULL),
+      decoder_(options_.encoding),
       watch_list_supported_(options_.use_watch_list) {}
 
 Reflector::~Reflector() { stop(); }
@@ -230,6 +234,7 @@ bool Reflector::handleEvent(WatchEvent&& event, Stream& stream) {
                                    " is before " + std::to_string(last_rv_) + ", relisting");
         return end({Outcome::Then::Relist, true});
       }
+      if (!event.object.empty()) store_.observeBookmarkObject(event.object);
       StoreOutcome status = store_.bookmark(event.resource_version);
       if (!status.ok()) return end(storeFailed(status, "applying a bookmark"));
       last_rv_ = event.resource_version;
@@ -350,6 +355,7 @@ ListOptions Reflector::watchOptions() {
   opts.label_selector = options_.label_selector;
   opts.field_selector = options_.field_selector;
   opts.allow_watch_bookmarks = true;
+  if (options_.encoding == cache::Encoding::Protobuf) opts.accept = kProtobufWatchMediaType;
   const int64_t min = options_.min_watch_timeout.count();
   std::uniform_int_distribution<int64_t> spread(min, 2 * min - 1);
   opts.timeout_seconds = min > 0 ? spread(random_) : 0;

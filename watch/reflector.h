@@ -45,6 +45,10 @@
 
 namespace watch {
 
+// The Accept of a protobuf informer's LIST and watch (N2, W2).
+extern const std::string kProtobufMediaType;
+extern const std::string kProtobufWatchMediaType;
+
 enum class LogLevel { Debug, Info, Warning, Error };
 // Receives the reflector's log lines; cmd routes them to the process logger.
 using LogSink = std::function<void(LogLevel level, std::string_view message)>;
@@ -64,6 +68,9 @@ struct ReflectorOptions {
   // A watch that ends cleanly sooner than this with no event counts as a failure
   // (client-go's "very short watch"), so a misbehaving upstream is not hammered.
   std::chrono::milliseconds very_short_watch{1000};
+  // The encoding asked of the upstream and handed to the store (Accept of every list and
+  // watch): protobuf caches only built-in types, which the apiserver serves in it.
+  cache::Encoding encoding = cache::Encoding::Json;
   // Try watch-list first; set false for upstreams known not to support it.
   bool use_watch_list = true;
   BackoffOptions backoff;

@@ -79,6 +79,9 @@ class ReflectorStore {
   virtual void clearStaged() {}
   // The upstream has seen everything up to `rv`; no object changed.
   virtual StoreOutcome bookmark(uint64_t rv) = 0;
+  // The object of a bookmark the upstream sent in protobuf: the shape of the type's empty
+  // message, which the cache's own protobuf bookmarks copy. By default ignored.
+  virtual void observeBookmarkObject(std::string_view object) { (void)object; }
   // The RV the store is synced to; 0 before the first replace.
   virtual uint64_t resourceVersion() const = 0;
 };

@@ -75,6 +75,7 @@ Reflector::Outcome Reflector::watchList(std::stop_token stop, bool& fall_back) {
         attempt.items.push_back(std::move(event.object));
         return true;
       case EventType::Bookmark: {
+        if (!event.object.empty()) store_.observeBookmarkObject(event.object);
         if (!event.initial_events_end) return true;  // progress only; the sync RV comes later
         StoreOutcome status = store_.replace(std::move(attempt.items), event.resource_version);
         if (!status.ok()) {
@@ -157,6 +158,7 @@ Reflector::Outcome Reflector::listThenWatch(std::stop_token stop) {
   opts.limit = options_.page_size;
   opts.label_selector = options_.label_selector;
   opts.field_selector = options_.field_selector;
+  if (options_.encoding == cache::Encoding::Protobuf) opts.accept = kProtobufMediaType;
 
   SyncProgress sync = startSync();
   store_.clearStaged();  // a watch-list attempt that fell back may have staged some
@@ -183,7 +185,9 @@ Reflector::Outcome Reflector::listThenWatch(std::stop_token stop) {
       log(LogLevel::Info, "list refused with HTTP " + std::to_string(response.status));
       return {Outcome::Then::Relist, true};
     }
-    ListPageResult decoded = decodeListPage(std::move(response.body));
+    ListPageResult decoded = options_.encoding == cache::Encoding::Protobuf
+                                 ? decodeProtobufListPage(response.body)
+                                 : decodeListPage(std::move(response.body));
     if (!decoded.page) {
       stats_.malformed_events_total.fetch_add(1, std::memory_order_relaxed);
       log(LogLevel::Warning, "malformed list page: " + decoded.error);

@@ -7,9 +7,10 @@
 namespace watch {
 
 cache::StateIdentity stateIdentity(const ApiResource& resource, const std::string& namespace_scope,
-                                   bool strip_managed_fields) {
-  return {resource.group, resource.version, resource.resource, namespace_scope,
-          strip_managed_fields ? "strip-managed-fields" : ""};
+                                   bool strip_managed_fields, cache::Encoding encoding) {
+  std::string transform = encoding == cache::Encoding::Protobuf ? "protobuf" : "";
+  if (strip_managed_fields) transform += transform.empty() ? "strip-managed-fields" : "+strip-managed-fields";
+  return {resource.group, resource.version, resource.resource, namespace_scope, std::move(transform)};
 }
 
 ResourceState::ResourceState(std::string dir, cache::StateIdentity identity, std::string name, LogSink log,
@@ -65,7 +66,7 @@ bool ResourceState::save(const cache::ThreadSafeStore& store) {
   auto written = cache::writeStateFile(path_, identity_, snapshot->resourceVersion(), snapshot->size(),
                                        [&](const auto& emit) {
                                          snapshot->forEach([&](const cache::ObjectConstSharedPtr& object) {
-                                           emit(object->json());
+                                           emit(object->bytes());
                                            return true;
                                          });
                                        });

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "cache/clock.h"
+#include "cache/encoding.h"
 #include "cache/state_file.h"
 #include "cache/thread_safe_store.h"
 #include "watch/api_resource.h"
@@ -33,7 +34,7 @@ struct ResourceStateStats {
 };
 
 cache::StateIdentity stateIdentity(const ApiResource& resource, const std::string& namespace_scope,
-                                   bool strip_managed_fields);
+                                   bool strip_managed_fields, cache::Encoding encoding = cache::Encoding::Json);
 
 class ResourceState {
  public:

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <utility>
 
+#include "cache/protobuf_object.h"
+
 namespace watch {
 namespace {
 
@@ -26,17 +28,9 @@ bool changesObjects(EventType type) {
   return type == EventType::Added || type == EventType::Modified || type == EventType::Deleted;
 }
 
-// The apiserver writes "type" first; lines of any other shape take the decoder's path.
-bool isObjectEventLine(std::string_view line) {
-  for (std::string_view prefix : {R"({"type":"ADDED",)", R"({"type":"MODIFIED",)", R"({"type":"DELETED",)"}) {
-    if (line.substr(0, prefix.size()) == prefix) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
-StoreAdapter::StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectMetaParser& parser,
+StoreAdapter::StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectParser& parser,
                            WatchDispatcher* dispatcher)
     : store_(store), parser_(parser), dispatcher_(dispatcher) {}
 
@@ -84,7 +78,7 @@ StoreOutcome StoreAdapter::apply(EventType type, RawObject&& object, uint64_t rv
 LineApplied StoreAdapter::applyEventLine(std::string_view line, uint64_t after_rv) {
   // BOOKMARK and ERROR lines carry what only the reflector's decoder reads (the W9
   // annotation, a Status), and they are rare: they are not worth a second parser.
-  if (!isObjectEventLine(line)) return {};
+  if (!parser_.objectEventType(line)) return {};
   // One pass over the line: envelope, object bytes and metadata together. The parser
   // copies the line once into its padded buffer, and the object's bytes once into it.
   auto parsed = parser_.parseWatchEvent(line);
@@ -101,8 +95,7 @@ LineApplied StoreAdapter::applyEventLine(std::string_view line, uint64_t after_r
 }
 
 bool StoreAdapter::stageInitialLine(std::string_view line) {
-  constexpr std::string_view kAdded = R"({"type":"ADDED",)";
-  if (line.substr(0, kAdded.size()) != kAdded) return false;
+  if (parser_.objectEventType(line) != cache::EventType::Added) return false;
   auto parsed = parser_.parseWatchEvent(line);
   if (!parsed || !parsed->object || parsed->type != cache::EventType::Added) return false;
   staged_.push_back(std::move(parsed->object));
@@ -126,6 +119,15 @@ StoreOutcome StoreAdapter::bookmark(uint64_t rv) {
   if (!result) return fromStoreError(result.error());
   if (dispatcher_ != nullptr) dispatcher_->onBookmark(rv);
   return StoreOutcome::applied();
+}
+
+void StoreAdapter::observeBookmarkObject(std::string_view object) {
+  // The first usable one is kept: every bookmark of a type has the same shape.
+  if (parser_.encoding() != cache::Encoding::Protobuf || dispatcher_ == nullptr || dispatcher_->bookmarkSample()) {
+    return;
+  }
+  if (!cache::protobuf::bookmarkObject(object, 1, true)) return;
+  dispatcher_->setBookmarkSample(std::string(object));
 }
 
 uint64_t StoreAdapter::resourceVersion() const { return store_.currentRV(); }

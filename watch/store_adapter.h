@@ -1,7 +1,8 @@
 #pragma once
 // StoreAdapter: the reflector's view (watch::ReflectorStore) of one resource's
 // cache::ThreadSafeStore. It parses each raw object exactly once with the resource's
-// ObjectMetaParser (watch events straight from their line: applyEventLine) and translates the store's Result/Status answers into StoreOutcome,
+// ObjectParser, JSON or protobuf (watch events straight from their line or frame:
+// applyEventLine), and translates the store's Result/Status answers into StoreOutcome,
 // so the reflector can tell "upstream went backwards" (relist) from "bad bytes".
 //
 // Threading: like ReflectorStore, called by the reflector thread only (the parser is not
@@ -10,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cache/object_meta_parser.h"
+#include "cache/object_parser.h"
 #include "cache/thread_safe_store.h"
 #include "watch/reflector_store.h"
 #include "watch/watch_dispatcher.h"
@@ -22,7 +23,7 @@ class StoreAdapter final : public ReflectorStore {
   // All are borrowed and must outlive the adapter; `parser` is used by no one else.
   // `dispatcher`, when given, receives every successful write's events after the store
   // call returns, in store order.
-  StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectMetaParser& parser, WatchDispatcher* dispatcher = nullptr);
+  StoreAdapter(cache::ThreadSafeStore& store, cache::ObjectParser& parser, WatchDispatcher* dispatcher = nullptr);
 
   StoreOutcome replace(std::vector<RawObject>&& items, uint64_t list_rv) override;
   StoreOutcome apply(EventType type, RawObject&& object, uint64_t rv) override;
@@ -30,6 +31,7 @@ class StoreAdapter final : public ReflectorStore {
   bool stageInitialLine(std::string_view line) override;
   void clearStaged() override { staged_.clear(); }
   StoreOutcome bookmark(uint64_t rv) override;
+  void observeBookmarkObject(std::string_view object) override;
   uint64_t resourceVersion() const override;
 
  private:
@@ -37,7 +39,7 @@ class StoreAdapter final : public ReflectorStore {
   StoreOutcome applyParsed(cache::EventType type, cache::ObjectConstSharedPtr object, uint64_t rv);
 
   cache::ThreadSafeStore& store_;
-  cache::ObjectMetaParser& parser_;
+  cache::ObjectParser& parser_;
   WatchDispatcher* dispatcher_;
   // Initial events parsed ahead of the replace() that applies them.
   std::vector<cache::ObjectConstSharedPtr> staged_;

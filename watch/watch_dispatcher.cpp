@@ -15,7 +15,7 @@ std::string_view nodeOf(const cache::ObjectConstSharedPtr& object) {
 // The frames one event may be sent as, built on first use and shared by all watchers.
 class EventFrames {
  public:
-  explicit EventFrames(const cache::WatchEvent& event) : event_(event) {}
+  EventFrames(const cache::WatchEvent& event, const FrameEncoder& encoder) : event_(event), encoder_(encoder) {}
 
   const FrameConstSharedPtr& get(const Delivery& d, uint64_t& encoded) {
     size_t slot = 0;
@@ -31,9 +31,9 @@ class EventFrames {
       ++encoded;
       if (slot == 3) {
         // Leaving the selection: the previous content at this change's RV (W10).
-        frame = encodeSharedEvent(d.type, event_.prev_object->withResourceVersion(event_.resource_version)->json());
+        frame = encoder_.sharedEvent(d.type, *event_.prev_object->withResourceVersion(event_.resource_version));
       } else {
-        frame = encodeSharedEvent(d.type, event_.object->json());
+        frame = encoder_.sharedEvent(d.type, *event_.object);
       }
     }
     return frame;
@@ -41,14 +41,25 @@ class EventFrames {
 
  private:
   const cache::WatchEvent& event_;
+  const FrameEncoder& encoder_;
   std::array<FrameConstSharedPtr, 4> frames_;
 };
 
 }  // namespace
 
-WatchDispatcher::WatchDispatcher(const cache::ThreadSafeStore& store, const cache::Clock& clock)
-    : store_(store), clock_(clock) {
+WatchDispatcher::WatchDispatcher(const cache::ThreadSafeStore& store, const cache::Clock& clock, FrameEncoder encoder)
+    : store_(store), clock_(clock), encoder_(std::move(encoder)) {
   last_rv_.store(store.currentRV(), std::memory_order_release);
+}
+
+void WatchDispatcher::setBookmarkSample(std::string object) {
+  std::lock_guard lock(sample_mu_);
+  bookmark_sample_ = std::make_shared<const std::string>(std::move(object));
+}
+
+std::shared_ptr<const std::string> WatchDispatcher::bookmarkSample() const {
+  std::lock_guard lock(sample_mu_);
+  return bookmark_sample_;
 }
 
 WatchDispatcher::~WatchDispatcher() = default;
@@ -136,7 +147,7 @@ void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) {
     for (const cache::WatchEvent& event : events) {
       max_rv = std::max(max_rv, event.resource_version);
       if (owners_.empty() || !event.object) continue;
-      EventFrames frames(event);
+      EventFrames frames(event, encoder_);
       auto visit = [&](const Bucket* bucket) {
         if (bucket == nullptr) return;
         visited += bucket->size();

@@ -31,6 +31,7 @@
 #include "cache/snapshot.h"
 #include "cache/thread_safe_store.h"
 #include "watch/cache_watcher.h"
+#include "watch/event_encoder.h"
 
 namespace watch {
 
@@ -42,8 +43,9 @@ struct WatchDispatcherStats {
 
 class WatchDispatcher {
  public:
-  // `store` and `clock` are borrowed and must outlive the dispatcher.
-  WatchDispatcher(const cache::ThreadSafeStore& store, const cache::Clock& clock);
+  // `store` and `clock` are borrowed and must outlive the dispatcher. `encoder` writes
+  // the frames (JSON, or protobuf for a protobuf cache).
+  WatchDispatcher(const cache::ThreadSafeStore& store, const cache::Clock& clock, FrameEncoder encoder = {});
   ~WatchDispatcher();
   WatchDispatcher(const WatchDispatcher&) = delete;
   WatchDispatcher& operator=(const WatchDispatcher&) = delete;
@@ -103,6 +105,11 @@ class WatchDispatcher {
     return cache::Clock::TimePoint(cache::Clock::Duration(last_update_.load(std::memory_order_relaxed)));
   }
   const cache::ThreadSafeStore& store() const { return store_; }
+  const FrameEncoder& encoder() const { return encoder_; }
+  // Protobuf bookmarks are shaped like one the upstream sent (BookmarkEncoder): the
+  // reflector's side keeps the first it sees; null until then.
+  void setBookmarkSample(std::string object);
+  std::shared_ptr<const std::string> bookmarkSample() const;
   const WatchDispatcherStats& stats() const { return stats_; }
   size_t watcherCount() const;
 
@@ -115,7 +122,10 @@ class WatchDispatcher {
 
   const cache::ThreadSafeStore& store_;
   const cache::Clock& clock_;
+  const FrameEncoder encoder_;
   WatchDispatcherStats stats_;
+  mutable std::mutex sample_mu_;
+  std::shared_ptr<const std::string> bookmark_sample_;  // guarded by sample_mu_
   std::atomic<uint64_t> last_rv_{0};
   std::atomic<cache::Clock::Duration::rep> last_update_{0};  // clock_.now().time_since_epoch() ticks
 

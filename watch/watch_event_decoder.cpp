@@ -89,10 +89,12 @@ struct WatchEventDecoder::Impl {
   std::string buffer;
 };
 
-WatchEventDecoder::WatchEventDecoder() : impl_(std::make_unique<Impl>()) {}
+WatchEventDecoder::WatchEventDecoder(cache::Encoding encoding)
+    : encoding_(encoding), impl_(std::make_unique<Impl>()) {}
 WatchEventDecoder::~WatchEventDecoder() = default;
 
 DecodeResult WatchEventDecoder::decode(std::string_view line) {
+  if (encoding_ == cache::Encoding::Protobuf) return decodeProtobufWatchEvent(line);
   DecodeResult result;
   auto fail = [&result](std::string why) {
     result.event.reset();

@@ -1,5 +1,5 @@
 #pragma once
-// Decodes one JSON watch line, {"type":"<T>","object":{...}}, into the event type, the
+// Decodes one JSON watch line (or one protobuf watch frame's WatchEvent), {"type":"<T>","object":{...}}, into the event type, the
 // object's raw bytes exactly as upstream sent them, and the few fields the reflector acts
 // on. The object itself is not interpreted further: the store parses it once.
 //
@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "cache/encoding.h"
 #include "cache/event_type.h"
 
 namespace watch {
@@ -21,7 +22,9 @@ using cache::EventType;
 
 struct WatchEvent {
   EventType type = EventType::Added;
-  std::string object;  // raw JSON of "object", whitespace-trimmed
+  // Raw JSON of "object", whitespace-trimmed; in protobuf the object's bare message (the
+  // envelope's raw), as the store keeps it.
+  std::string object;
   // metadata.resourceVersion parsed as a decimal uint64 (contract R1). 0 when absent,
   // which is only legal for ERROR events.
   uint64_t resource_version = 0;
@@ -38,9 +41,12 @@ struct DecodeResult {
   std::string error;                // why the line was rejected otherwise
 };
 
+// A protobuf WatchEvent message (a frame's payload, W2) decoded the same way.
+DecodeResult decodeProtobufWatchEvent(std::string_view message);
+
 class WatchEventDecoder {
  public:
-  WatchEventDecoder();
+  explicit WatchEventDecoder(cache::Encoding encoding = cache::Encoding::Json);
   ~WatchEventDecoder();
   WatchEventDecoder(const WatchEventDecoder&) = delete;
   WatchEventDecoder& operator=(const WatchEventDecoder&) = delete;
@@ -49,6 +55,7 @@ class WatchEventDecoder {
 
  private:
   struct Impl;
+  cache::Encoding encoding_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -70,7 +70,11 @@ bool ObjectFilter::matches(const StoredObject& obj) const {
   return true;
 }
 
-Page paginate(const Storage::Snapshot& snap, const ServedResource&, const ObjectFilter& filter, bool all_namespaces,
+bool watchCached(const ResourceDef& def) {
+  return !(def.resource == "events" && (def.group.empty() || def.group == "events.k8s.io"));
+}
+
+Page paginate(const Storage::Snapshot& snap, const ServedResource& res, const ObjectFilter& filter, bool all_namespaces,
               const std::string& start, int64_t limit) {
   Page page;
   auto relKey = [&](const StoredObject& o) -> const std::string& { return all_namespaces ? o.key : o.name; };
@@ -92,8 +96,10 @@ Page paginate(const Storage::Snapshot& snap, const ServedResource&, const Object
   // P6: "more" is decided by remaining keys, not remaining matches.
   if (limit > 0 && static_cast<int64_t>(page.items.size()) == limit && i < snap.items.size()) {
     // The watch cache's PrepareContinueToken trims the request's key ("/pods/ns", no
-    // trailing '/') off the last key, so the start keeps its leading '/' (P2).
-    page.continue_token = encodeContinue(static_cast<int64_t>(snap.rv), "/" + relKey(*page.items.back()) + '\0');
+    // trailing '/') off the last key, so the start keeps its leading '/' (P2); etcd, which
+    // serves events (no watch cache by default), trims "/events/ns/" and leaves none.
+    const std::string root = watchCached(res.def) ? "/" : "";
+    page.continue_token = encodeContinue(static_cast<int64_t>(snap.rv), root + relKey(*page.items.back()) + '\0');
     if (!filter.hasSelectors()) page.remaining_item_count = static_cast<int64_t>(snap.items.size() - i);  // P4
   }
   return page;

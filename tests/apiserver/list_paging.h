@@ -51,9 +51,13 @@ struct Page {
   std::optional<int64_t> remaining_item_count;
 };
 
+// False for the resources kube-apiserver keeps no watch cache of (events): their lists
+// come from etcd, which pages at RV=0 too and writes continue keys without a leading /.
+bool watchCached(const ResourceDef& def);
+
 // Cuts one page out of `snap` (key order). `all_namespaces`: keys in tokens are
-// "/<ns>/<name>" rather than "/<name>" (P2). `start` is the decoded token position
-// (ContinueToken::start, no leading '/').
+// "/<ns>/<name>" rather than "/<name>" (P2; "<ns>/<name>" for events). `start` is the
+// decoded token position (ContinueToken::start, no leading '/').
 Page paginate(const Storage::Snapshot& snap, const ServedResource& res, const ObjectFilter& filter,
               bool all_namespaces, const std::string& start, int64_t limit);
 

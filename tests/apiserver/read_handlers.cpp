@@ -88,7 +88,7 @@ void ApiServer::handleList(const HttpRequest& req, const RequestInfo& info, cons
     if (t.rv > 0) at_rv = static_cast<uint64_t>(t.rv);  // rv -1: continue at the latest RV (P7)
     // P5 holds with a token too: the watch cache continues from its start and RV, and
     // computeListLimit drops the limit for RV=0 (kube-apiserver 1.37: the rest in one page).
-    if (opts.resource_version == "0") limit = 0;
+    if (opts.resource_version == "0" && watchCached(res.def)) limit = 0;
     if (at_rv && *at_rv < storage_.compactedRv()) {
       // P7: the snapshot is gone; hand out a token that continues at the latest RV.
       ApiError e{410, "Expired",
@@ -118,7 +118,7 @@ void ApiServer::handleList(const HttpRequest& req, const RequestInfo& info, cons
       if (exact_match || legacy_exact) at_rv = *n;
     }
   } else if (opts.has_resource_version) {
-    limit = 0;  // P5: RV=0 from the cache ignores limit
+    if (watchCached(res.def)) limit = 0;  // P5: RV=0 from the cache ignores limit; etcd does not
   } else if (!f.singleObjectName()) {
     // A consistent LIST from the watch cache (1.31+): the apiserver first brings the cache
     // to etcd's revision, so the resource's later bookmarks carry it. (A single-object

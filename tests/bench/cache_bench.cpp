@@ -188,7 +188,7 @@ void runThroughput() {
     auto page = store.snapshot()->list({});
     std::string out = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[)";
     size_t total = out.size();
-    for (const auto& o : page.items) total += o->json().size() + 1;
+    for (const auto& o : page.items) total += o->bytes().size() + 1;
     out.reserve(total + 2);
     for (size_t i = 0; i < page.items.size(); ++i) {
       if (i) out += ',';

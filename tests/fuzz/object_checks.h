@@ -31,7 +31,7 @@ inline void checkObject(cache::ObjectMetaParser& parser, const cache::Object& ob
     FUZZ_CHECK(input.find(meta.namespace_name) != std::string_view::npos);
     FUZZ_CHECK(input.find(object.uid()) != std::string_view::npos);
   }
-  const std::string_view json = object.json();
+  const std::string_view json = object.bytes();
   FUZZ_CHECK(json.starts_with('{') && json.ends_with('}'));
 
   const cache::ByteRange rv = object.layout().resource_version_value;
@@ -53,7 +53,7 @@ inline void checkObject(cache::ObjectMetaParser& parser, const cache::Object& ob
   const uint64_t next = meta.resource_version == UINT64_MAX ? 0 : meta.resource_version + 1;
   const cache::ObjectConstSharedPtr bumped = object.withResourceVersion(next);
   FUZZ_CHECK(bumped->resourceVersion() == next && bumped->uid() == object.uid());
-  auto bumped_again = parser.parseObject(std::string(bumped->json()));
+  auto bumped_again = parser.parseObject(std::string(bumped->bytes()));
   FUZZ_CHECK(bumped_again.has_value());
   FUZZ_CHECK((*bumped_again)->resourceVersion() == next && (*bumped_again)->key() == object.key());
 

@@ -1,5 +1,6 @@
 // Upstream protobuf bytes as the readers see them (contract N2, W2): an envelope, then the
-// ObjectMeta of its raw object; the same bytes as a LIST body and as a watch stream. Anything may be refused; nothing may crash or read past
+// ObjectMeta of its raw object; the store's parser; the same bytes as a LIST body and as a
+// watch stream. Anything may be refused; nothing may crash or read past
 // the input, and what is accepted points inside it.
 #include <cstddef>
 #include <cstdint>
@@ -7,6 +8,8 @@
 
 #include "cache/protobuf_list.h"
 #include "cache/protobuf_object.h"
+#include "cache/protobuf_object_parser.h"
+#include "cache/selectable_fields.h"
 #include "fuzz_check.h"
 
 namespace {
@@ -36,6 +39,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (std::string_view item : list->items) FUZZ_CHECK(inside(input, item));
     FUZZ_CHECK(inside(input, list->metadata.resource_version) && inside(input, list->metadata.continue_token));
   }
+  // The store's parser: what it accepts keeps its bytes (or drops managedFields only), and
+  // a new RV spliced in reads back.
+  static cache::ProtobufObjectParser parser({cache::FieldSpec::forBuiltin("", "v1", "pods", true), false});
+  static cache::ProtobufObjectParser stripping({cache::FieldSpec::forBuiltin("", "v1", "events", true), true});
+  if (auto parsed = parser.parseObject(object)) {
+    FUZZ_CHECK((*parsed)->bytes() == object);
+    const auto spliced = (*parsed)->withResourceVersion((*parsed)->resourceVersion() + 1);
+    FUZZ_CHECK(spliced->resourceVersion() == (*parsed)->resourceVersion() + 1);
+  }
+  if (auto parsed = stripping.parseObject(object)) FUZZ_CHECK((*parsed)->bytes().size() <= object.size());
+  (void)parser.parseWatchEvent(input);
   std::string_view stream = input;
   bool malformed = false;
   while (const auto event = cache::protobuf::takeWatchFrame(stream, malformed)) {

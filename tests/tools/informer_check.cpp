@@ -177,7 +177,7 @@ std::string dumpLine(const cache::ThreadSafeStore& store, const watch::Reflector
     out += '[';
     appendJsonString(out, std::to_string(object->resourceVersion()));
     out += ',';
-    appendJsonString(out, sha256Hex(object->json()));
+    appendJsonString(out, sha256Hex(object->bytes()));
     out += ',';
     appendJsonString(out, sha256Hex(item));
     out += ']';
@@ -217,7 +217,7 @@ std::string historyLine(const cache::ThreadSafeStore& store, const watch::Reflec
       out += ',';
       appendJsonString(out, std::to_string(event.resource_version));
       out += ',';
-      appendJsonString(out, sha256Hex(event.object->json()));
+      appendJsonString(out, sha256Hex(event.object->bytes()));
       out += ']';
     }
     out += ']';

@@ -4,6 +4,10 @@
 //
 //   protobuf-roundtrip list FILE    a LIST body
 //   protobuf-roundtrip watch FILE   a watch body (the frames, de-chunked)
+//   protobuf-roundtrip bookmark FILE RV END
+//                                   FILE is one BOOKMARK frame's payload (a WatchEvent);
+//                                   prints the hex of the payload the proxy writes for a
+//                                   bookmark at RV (END 1: initial-events-end) shaped like it
 //
 // Prints one JSON line: {"equal":true|false,"first_difference":N,"kind":"PodList",
 // "resourceVersion":"...","continue":"...","remainingItemCount":N|null,"items":[["ns/name","rv"],...]} for a
@@ -83,9 +87,36 @@ int watch(const std::string& body) {
 
 }  // namespace
 
+int bookmark(const std::string& payload, uint64_t rv, bool end) {
+  std::string frame("\0\0\0\0", 4);  // takeWatchFrame wants a whole frame
+  frame[0] = static_cast<char>(payload.size() >> 24);
+  frame[1] = static_cast<char>(payload.size() >> 16);
+  frame[2] = static_cast<char>(payload.size() >> 8);
+  frame[3] = static_cast<char>(payload.size());
+  frame += payload;
+  std::string_view stream = frame;
+  bool malformed = false;
+  const auto event = cache::protobuf::takeWatchFrame(stream, malformed);
+  const auto envelope = event ? cache::protobuf::parseEnvelope(event->object) : std::nullopt;
+  const auto object = envelope ? cache::protobuf::bookmarkObject(envelope->raw, rv, end) : std::nullopt;
+  if (!object) return 1;
+  std::string enveloped;
+  cache::protobuf::appendEnvelope(enveloped, envelope->api_version, envelope->kind, *object);
+  std::string written;
+  cache::protobuf::appendWatchFrame(written, "BOOKMARK", enveloped);
+  for (unsigned char c : std::string_view(written).substr(4)) std::printf("%02x", c);
+  std::printf("\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string_view(argv[1]) == "bookmark") {
+    const int status = bookmark(readFile(argv[2]), std::stoull(argv[3]), std::string_view(argv[4]) == "1");
+    if (status == 1) std::printf("{\"error\":\"unreadable bookmark\"}\n");
+    return status;
+  }
   if (argc != 3) {
-    std::fprintf(stderr, "usage: protobuf-roundtrip list|watch FILE\n");
+    std::fprintf(stderr, "usage: protobuf-roundtrip list|watch FILE | bookmark FILE RV END\n");
     return 2;
   }
   const std::string mode = argv[1];

@@ -52,7 +52,7 @@ TEST_CASE("A pod's metadata, labels and selectable fields are extracted in one p
   auto object = parser.parseObject(kPod);
   REQUIRE(object.has_value());
   const Object& pod = **object;
-  CHECK(pod.json() == kPod);
+  CHECK(pod.bytes() == kPod);
   CHECK(pod.key() == "default/web-0");
   CHECK(pod.uid() == "u-1");
   CHECK(pod.resourceVersion() == 12011);
@@ -62,7 +62,7 @@ TEST_CASE("A pod's metadata, labels and selectable fields are extracted in one p
   // spec.restartPolicy is absent: no entry, read as "".
   CHECK(pod.meta().fields == Fields{{"spec.hostNetwork", "true"}, {"spec.nodeName", "node-1"}, {"status.phase", "Running"}});
   CHECK(lookup(pod.meta().fields, "spec.restartPolicy").value_or("") == "");
-  CHECK(reparses(pod.json()));
+  CHECK(reparses(pod.bytes()));
 }
 
 TEST_CASE("Writing a list item cuts kind and apiVersion without re-serializing (L1)") {
@@ -97,14 +97,14 @@ TEST_CASE("Stripping managedFields splices them out of the stored bytes") {
   std::string expected = kPod;
   const std::string managed = R"("managedFields":[{"manager":"kubectl","fieldsV1":{"f:metadata":{}}}],)";
   expected.erase(expected.find(managed), managed.size());
-  CHECK((*object)->json() == expected);
-  CHECK(reparses((*object)->json()));
+  CHECK((*object)->bytes() == expected);
+  CHECK(reparses((*object)->bytes()));
   CHECK((*object)->meta().labels.size() == 2);
 
   SUBCASE("as the last metadata member") {
     auto last = parser.parseObject(R"({"metadata":{"name":"a","resourceVersion":"5","managedFields":[{}]},"spec":{}})");
     REQUIRE(last.has_value());
-    CHECK((*last)->json() == R"({"metadata":{"name":"a","resourceVersion":"5"},"spec":{}})");
+    CHECK((*last)->bytes() == R"({"metadata":{"name":"a","resourceVersion":"5"},"spec":{}})");
   }
 }
 
@@ -114,18 +114,18 @@ TEST_CASE("A DELETED object can carry the deletion resourceVersion by splicing (
   REQUIRE(object.has_value());
   auto deleted = (*object)->withResourceVersion(1234567);
   CHECK(deleted->resourceVersion() == 1234567);
-  CHECK(deleted->json().find(R"("resourceVersion":"1234567")") != std::string_view::npos);
-  CHECK(reparses(deleted->json()));
+  CHECK(deleted->bytes().find(R"("resourceVersion":"1234567")") != std::string_view::npos);
+  CHECK(reparses(deleted->bytes()));
   std::string out;
   deleted->appendWithoutTypeMeta(out);
   CHECK(out.starts_with(R"({"metadata":{"name":"web-0")"));
-  auto again = parser.parseObject(deleted->json());
+  auto again = parser.parseObject(deleted->bytes());
   REQUIRE(again.has_value());
   CHECK((*again)->resourceVersion() == 1234567);
 }
 
 std::string_view storedMetadataOf(const Object& object) {
-  return object.json().substr(object.layout().metadata.begin, object.layout().metadata.size());
+  return object.bytes().substr(object.layout().metadata.begin, object.layout().metadata.size());
 }
 
 TEST_CASE("metadata.uid and the metadata object are read from the stored bytes, through every splice") {
@@ -186,13 +186,13 @@ TEST_CASE("Watch event lines yield the type and the object, bookmarks only their
   auto added = parser.parseWatchEvent(std::string(R"({"type":"ADDED","object":)") + kPod + "}\n");
   REQUIRE(added.has_value());
   CHECK(added->type == EventType::Added);
-  CHECK(added->object->json() == kPod);
+  CHECK(added->object->bytes() == kPod);
   CHECK(added->resource_version == 12011);
 
   auto reversed = parser.parseWatchEvent(std::string(R"({"object":)") + kPod + R"(,"type":"DELETED"})");
   REQUIRE(reversed.has_value());
   CHECK(reversed->type == EventType::Deleted);
-  CHECK(reversed->object->json() == kPod);
+  CHECK(reversed->object->bytes() == kPod);
 
   auto bookmark = parser.parseWatchEvent(
       R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12746"},"spec":{"containers":null},"status":{}}})");
@@ -223,7 +223,7 @@ TEST_CASE("A list body yields items with kind/apiVersion spliced in, and the lis
   CHECK(list->resource_version == 900);
   CHECK(list->continue_token == "tok");
   REQUIRE(list->items.size() == 2);
-  CHECK(list->items[0]->json() == R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"7"}})");
+  CHECK(list->items[0]->bytes() == R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"7"}})");
   std::string out;
   list->items[1]->appendWithoutTypeMeta(out);
   CHECK(out == R"({"metadata":{"name":"b","namespace":"n","resourceVersion":"8"},"spec":{}})");
@@ -292,7 +292,7 @@ TEST_CASE("Every fixture of the API type corpus parses cleanly or is rejected wi
     const ObjectMeta& meta = (*object)->meta();
     CHECK(meta.name == "nameValue");
     CHECK(meta.resource_version == 4242);
-    CHECK((*object)->json() == json);
+    CHECK((*object)->bytes() == json);
     if (meta.namespace_name == "namespaceValue") {
       CHECK((*object)->key() == "namespaceValue/nameValue");
       CHECK((*object)->uid() == "uidValue");
@@ -302,8 +302,8 @@ TEST_CASE("Every fixture of the API type corpus parses cleanly or is rejected wi
     }
     auto stripped = stripping.parseObject(json);
     REQUIRE(stripped.has_value());
-    CHECK(reparses((*stripped)->json()));
-    simdjson::padded_string stripped_copy((*stripped)->json());
+    CHECK(reparses((*stripped)->bytes()));
+    simdjson::padded_string stripped_copy((*stripped)->bytes());
     simdjson::dom::element stripped_truth = dom.parse(stripped_copy).value();
     CHECK(stripped_truth["metadata"]["managedFields"].error() == simdjson::NO_SUCH_FIELD);
     CHECK(stripped_truth["metadata"]["name"].error() == simdjson::SUCCESS);

@@ -117,7 +117,7 @@ TEST_CASE("A relist turns its differences into synthetic events so watchers need
   CHECK((*diff)[2].resource_version == 50);
   // W3: the DELETED object is the last state carrying the deletion RV.
   CHECK((*diff)[2].object->resourceVersion() == 50);
-  CHECK((*diff)[2].object->json().find(R"("resourceVersion":"50")") != std::string_view::npos);
+  CHECK((*diff)[2].object->bytes().find(R"("resourceVersion":"50")") != std::string_view::npos);
   CHECK((*diff)[2].prev_object->resourceVersion() == 5);
 
   auto cursor = store.watchCursor(10);

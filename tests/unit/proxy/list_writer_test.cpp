@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include "cache/object_meta_parser.h"
+#include "cache/protobuf_list.h"
+#include "cache/protobuf_object_parser.h"
 #include "proxy/partial_object_metadata.h"
 #include "tests/unit/cache/test_objects.h"
 
@@ -177,4 +179,64 @@ TEST_CASE("Slices of the stored bytes add up to the same body as copied pieces, 
   }
   CHECK(body == R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]})"
                  "\n");
+}
+
+namespace {
+
+// A stored protobuf pod: ObjectMeta {name, namespace, resourceVersion} and a PodSpec.
+cache::ObjectConstSharedPtr protobufPod(std::string_view name, std::string_view rv) {
+  auto field = [](char tag, std::string_view bytes) {
+    return std::string(1, tag) + static_cast<char>(bytes.size()) + std::string(bytes);
+  };
+  const std::string meta = field('\x0a', name) + field('\x1a', "web") + field('\x32', rv);
+  cache::ProtobufObjectParser parser({nullptr, false});
+  return *parser.parseObject(field('\x0a', meta) + field('\x12', field('\x52', "node-a")));
+}
+
+std::string drainSlices(ListWriter& writer, size_t max_slices) {
+  std::string body;
+  std::vector<std::string_view> slices;
+  while (writer.nextSlices(slices, max_slices)) {
+    for (auto s : slices) body += s;
+    slices.clear();
+  }
+  return body;
+}
+
+}  // namespace
+
+TEST_CASE("N2: a protobuf list from the cache is the List the apiserver writes, in pieces or gathered") {
+  const std::vector<cache::ObjectConstSharedPtr> items{protobufPod("a", "10"), protobufPod("b", "11"),
+                                                       protobufPod("c", "12")};
+  std::vector<std::string_view> raw;
+  for (const auto& item : items) raw.push_back(item->bytes());
+  std::string expected;  // appendList is checked byte for byte against kube-apiserver (real-cluster tier)
+  cache::protobuf::appendList(expected, "v1", "PodList", {"", "12500", "tok", 4}, raw);
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{1} << 20}) {
+    ListWriter writer({"PodList", "v1", 12500, "tok", 4}, items, ItemForm::Protobuf);
+    CHECK(writer.totalSize() == expected.size());
+    CHECK(drain(writer, piece) == expected);
+  }
+  ListWriter gathered({"PodList", "v1", 12500, "tok", 4}, items, ItemForm::Protobuf);
+  CHECK(drainSlices(gathered, 4) == expected);
+
+  // PartialObjectMetadataList: each item {1: the stored ObjectMeta}.
+  std::vector<std::string> partial;
+  for (const auto& item : items) {
+    const cache::ByteRange m = item->layout().metadata;
+    partial.push_back(cache::protobuf::partialObjectMetadata(item->bytes().substr(m.begin, m.size())));
+  }
+  std::string expected_partial;
+  cache::protobuf::appendList(expected_partial, "meta.k8s.io/v1", "PartialObjectMetadataList",
+                              {"", "12500", "", std::nullopt}, std::vector<std::string_view>(partial.begin(), partial.end()));
+  ListWriter metadata({"PartialObjectMetadataList", "meta.k8s.io/v1", 12500, "", std::nullopt}, items,
+                      ItemForm::ProtobufPartialObjectMetadata);
+  CHECK(metadata.totalSize() == expected_partial.size());
+  CHECK(drainSlices(metadata, 64) == expected_partial);
+
+  // Empty: no items field at all.
+  ListWriter empty({"PodList", "v1", 7, "", std::nullopt}, {}, ItemForm::Protobuf);
+  std::string expected_empty;
+  cache::protobuf::appendList(expected_empty, "v1", "PodList", {"", "7", "", std::nullopt}, {});
+  CHECK(drain(empty, 3) == expected_empty);
 }

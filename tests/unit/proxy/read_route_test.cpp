@@ -31,11 +31,16 @@ watch::ApiResource namespaces() {
 
 ReadRoute route(std::string_view method, std::string_view target, const watch::ApiResource* resource,
                 std::string_view accept = "application/json", std::string_view user_agent = "kubectl/v1.32",
-                bool synced = true, std::string_view scope = "") {
+                bool synced = true, std::string_view scope = "",
+                cache::Encoding encoding = cache::Encoding::Json) {
   const RequestInfo info = RequestInfo::parse(method, target);
   const size_t q = target.find('?');
   const auto query = cache::QueryValues::parse(q == std::string_view::npos ? std::string_view{} : target.substr(q + 1));
-  return routeRead(info, query, accept, user_agent, CachedFacts{resource, synced, scope});
+  return routeRead(info, query, accept, user_agent, CachedFacts{resource, synced, scope, encoding});
+}
+
+ReadRoute protobufRoute(std::string_view target, const watch::ApiResource* resource, std::string_view accept) {
+  return route("GET", target, resource, accept, "kube-controller-manager/v1.37.2", true, "", cache::Encoding::Protobuf);
 }
 
 constexpr std::string_view kTableAccept =
@@ -126,4 +131,37 @@ TEST_CASE("Pretty-printed answers pass through (N1)") {
   CHECK(route("GET", "/api/v1/pods?pretty=false", &p).from_cache);
   CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/json", "curl/7.88.1").from_cache);
   CHECK_FALSE(route("GET", "/api/v1/pods", &p, "application/json", "Mozilla/5.0 (X11)").from_cache);
+}
+
+TEST_CASE("A protobuf cache answers what the apiserver would answer in protobuf, and nothing else (N1, N2, N4)") {
+  const auto p = pods();
+  constexpr std::string_view kGoClient = "application/vnd.kubernetes.protobuf, */*";
+  ReadRoute list = protobufRoute("/api/v1/pods?limit=500", &p, kGoClient);
+  CHECK(list.from_cache);
+  CHECK(list.format == ReadFormat::Protobuf);
+  CHECK(protobufRoute("/api/v1/namespaces/default/pods/a", &p, "application/vnd.kubernetes.protobuf").format ==
+        ReadFormat::Protobuf);
+  // client-go's metadata informers.
+  ReadRoute metadata_list = protobufRoute("/api/v1/pods", &p, kMetadataListAccept);
+  CHECK(metadata_list.from_cache);
+  CHECK(metadata_list.format == ReadFormat::ProtobufPartialObjectMetadataList);
+  ReadRoute metadata_get = protobufRoute(
+      "/api/v1/namespaces/default/pods/a", &p,
+      "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
+  CHECK(metadata_get.format == ReadFormat::ProtobufPartialObjectMetadata);
+  // The apiserver's choice is JSON (or a Table): not the protobuf cache's to answer.
+  CHECK_FALSE(protobufRoute("/api/v1/pods", &p, "application/json").from_cache);
+  CHECK_FALSE(protobufRoute("/api/v1/pods", &p, "*/*").from_cache);
+  CHECK_FALSE(protobufRoute("/api/v1/pods", &p, "").from_cache);
+  CHECK_FALSE(protobufRoute("/api/v1/pods", &p, "application/json, application/vnd.kubernetes.protobuf").from_cache);
+  CHECK_FALSE(protobufRoute("/api/v1/pods", &p, "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io")
+                  .from_cache);
+  // prefersProtobuf tells the caller which cache to ask.
+  CHECK(prefersProtobuf(kGoClient, true));
+  CHECK(prefersProtobuf(kMetadataListAccept, true));
+  CHECK_FALSE(prefersProtobuf(kMetadataListAccept, false));  // a list transform on a GET
+  CHECK_FALSE(prefersProtobuf("application/json", false));
+  CHECK_FALSE(prefersProtobuf("application/vnd.kubernetes.protobuf;q=0, application/json", false));
+  // A JSON cache still answers a protobuf-first client that accepts JSON (its old behaviour).
+  CHECK(route("GET", "/api/v1/pods", &p, kGoClient).format == ReadFormat::Json);
 }

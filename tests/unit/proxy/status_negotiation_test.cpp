@@ -22,7 +22,13 @@ TEST_CASE("An error Status is raw JSON exactly when no Accept entry passes Defau
       {"*", negotiated},  // goautoneg reads a lone "*" as */*
       {"application/*", negotiated},
       {"application/yaml", negotiated},
-      {"application/vnd.kubernetes.protobuf", negotiated},
+      // The first entry that passes picks the serializer: protobuf writes the Status in
+      // protobuf (N2); */* is JSON, the first serializer.
+      {"application/vnd.kubernetes.protobuf", StatusEncoding::Protobuf},
+      {"application/vnd.kubernetes.protobuf, */*", StatusEncoding::Protobuf},
+      {"application/vnd.kubernetes.protobuf;stream=watch", StatusEncoding::Protobuf},
+      {"application/json, application/vnd.kubernetes.protobuf", negotiated},
+      {"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json", negotiated},
       // Conversions are what DefaultEndpointRestrictions refuses.
       {"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", raw},
       {"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", raw},

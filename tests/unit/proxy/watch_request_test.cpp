@@ -128,8 +128,25 @@ TEST_CASE("The deprecated /watch/ path is a watch validated and defaulted by ?wa
 }
 
 TEST_CASE("Too old and too large watch errors carry the apiserver's Status (W5, R7)") {
-  CHECK(proxy::expiredStatus("too old resource version: 9000 (11874)") ==
+  CHECK(cache::statusJson(proxy::expiredStatus("too old resource version: 9000 (11874)")) ==
         R"J({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 9000 (11874)","reason":"Expired","code":410})J");
   CHECK(cache::statusJson(cache::tooLargeResourceVersionStatus(99999, 12500)) ==
         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: Too large resource version: 99999, current: 12500","reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1},"code":504})");
+}
+
+TEST_CASE("W2, N2: a watch streams in the encoding the apiserver would pick; transforms pass through") {
+  using cache::Encoding;
+  CHECK(proxy::watchEncoding("") == Encoding::Json);
+  CHECK(proxy::watchEncoding("application/json") == Encoding::Json);
+  CHECK(proxy::watchEncoding("*/*") == Encoding::Json);
+  // client-go's typed clients with the protobuf content type, and kube components.
+  CHECK(proxy::watchEncoding("application/vnd.kubernetes.protobuf, */*") == Encoding::Protobuf);
+  CHECK(proxy::watchEncoding("application/vnd.kubernetes.protobuf;stream=watch") == Encoding::Protobuf);
+  CHECK(proxy::watchEncoding("application/json, application/vnd.kubernetes.protobuf") == Encoding::Json);
+  CHECK(proxy::watchEncoding("application/vnd.kubernetes.protobuf;q=0.5, application/json") == Encoding::Json);
+  CHECK(proxy::watchEncoding("application/yaml, application/vnd.kubernetes.protobuf") == Encoding::Protobuf);
+  // Metadata informers' watches and Tables are rendered by the upstream.
+  CHECK_FALSE(proxy::watchEncoding("application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+                                   "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"));
+  CHECK_FALSE(proxy::watchEncoding("text/html"));
 }

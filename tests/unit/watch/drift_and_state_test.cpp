@@ -118,7 +118,7 @@ TEST_CASE("ResourceState saves a synced store and loads it into another; a corru
   CHECK(loader.load(target.adapter) == 12);
   CHECK(target.store.currentRV() == 12);
   REQUIRE(target.store.get("ns/b"));
-  CHECK(target.store.get("ns/b")->json() == podJson("b", 7));
+  CHECK(target.store.get("ns/b")->bytes() == podJson("b", 7));
   CHECK(loader.stats().loads_total == 1);
 
   // Another resource's file name, same directory: nothing there.

@@ -4,6 +4,11 @@
 #include "cache/object_meta_parser.h"
 #include "watch/watch_event_decoder.h"
 
+#include "cache/protobuf_list.h"
+#include "cache/protobuf_object.h"
+#include "cache/status.h"
+#include "watch/list_page_decoder.h"
+
 using namespace watch;
 using namespace watch::testing;
 
@@ -94,4 +99,71 @@ TEST_CASE("resourceVersion parsing is decimal uint64 only (R1)") {
   CHECK_FALSE(cache::parseObjectResourceVersion(""));
   CHECK_FALSE(cache::parseObjectResourceVersion("+1"));
   CHECK_FALSE(cache::parseObjectResourceVersion("1.5"));
+}
+
+namespace {
+
+std::string pbField(char tag, std::string_view bytes) {
+  return std::string(1, tag) + static_cast<char>(bytes.size()) + std::string(bytes);
+}
+
+// The payload of one protobuf watch frame around `object` (a bare message) of kind Pod.
+std::string protobufEvent(std::string_view type, std::string_view object, std::string_view kind = "Pod") {
+  std::string enveloped;
+  cache::protobuf::appendEnvelope(enveloped, "v1", kind, object);
+  std::string frame;
+  cache::protobuf::appendWatchFrame(frame, type, enveloped);
+  return frame.substr(4);
+}
+
+}  // namespace
+
+TEST_CASE("W2: protobuf watch events decode to the same events as JSON lines") {
+  WatchEventDecoder decoder(cache::Encoding::Protobuf);
+  const std::string pod = pbField('\x0a', pbField('\x0a', "a") + pbField('\x32', "41"));
+  auto added = decoder.decode(protobufEvent("ADDED", pod));
+  REQUIRE(added.event);
+  CHECK(added.event->type == EventType::Added);
+  CHECK(added.event->resource_version == 41);
+  CHECK(added.event->object == pod);  // the bare message, as the store keeps it
+
+  // W9: the initial-events-end bookmark's annotation (ObjectMeta field 12, a map entry).
+  const std::string bookmark =
+      pbField('\x0a', pbField('\x32', "57") + pbField('\x62', pbField('\x0a', "k8s.io/initial-events-end") +
+                                                                 pbField('\x12', "true")));
+  auto end = decoder.decode(protobufEvent("BOOKMARK", bookmark));
+  REQUIRE(end.event);
+  CHECK(end.event->type == EventType::Bookmark);
+  CHECK(end.event->resource_version == 57);
+  CHECK(end.event->initial_events_end);
+
+  // W5: an ERROR event carries a protobuf Status.
+  cache::Status gone{cache::Reason::Expired, "too old resource version: 1 (50)"};
+  const auto status = cache::protobuf::parseEnvelope(cache::statusProtobuf(gone));
+  REQUIRE(status);
+  auto error = decoder.decode(protobufEvent("ERROR", status->raw, "Status"));
+  REQUIRE(error.event);
+  CHECK(error.event->type == EventType::Error);
+  CHECK(error.event->status_code == 410);
+  CHECK(error.event->status_reason == "Expired");
+  CHECK(error.event->status_message == "too old resource version: 1 (50)");
+
+  CHECK_FALSE(decoder.decode("\x0a\x05" "ADD").event);
+  CHECK_FALSE(decoder.decode(protobufEvent("ADDED", pbField('\x0a', pbField('\x32', "x1")))).event);
+}
+
+TEST_CASE("N2: a protobuf list page gives each item's message, the RV and the continue token") {
+  const std::string a = pbField('\x0a', pbField('\x0a', "a") + pbField('\x32', "3"));
+  const std::string b = pbField('\x0a', pbField('\x0a', "b") + pbField('\x32', "4"));
+  std::string body;
+  cache::protobuf::appendList(body, "v1", "PodList", {"", "99", "next", std::nullopt}, {a, b});
+  const ListPageResult result = decodeProtobufListPage(body);
+  REQUIRE(result.page);
+  CHECK(result.page->resource_version == 99);
+  CHECK(result.page->continue_token == "next");
+  REQUIRE(result.page->items.size() == 2);
+  CHECK(result.page->items[0] == a);
+  CHECK(result.page->items[1] == b);
+  CHECK_FALSE(decodeProtobufListPage(body.substr(0, body.size() - 9)).page);
+  CHECK_FALSE(decodeProtobufListPage("{\"kind\":\"PodList\"}").page);
 }
