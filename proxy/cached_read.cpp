@@ -326,25 +326,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
     }
   }
 
-  ListEnvelope envelope;
-  ItemForm form = resource.custom ? ItemForm::AsStored : ItemForm::WithoutTypeMeta;
-  if (route.format == ReadFormat::Protobuf) {
-    form = ItemForm::Protobuf;
-    envelope.kind = resource.list_kind.empty() ? resource.kind + "List" : resource.list_kind;
-    envelope.api_version = resource.apiVersion();
-  } else if (route.format == ReadFormat::ProtobufPartialObjectMetadataList) {
-    form = ItemForm::ProtobufPartialObjectMetadata;
-    envelope.kind = "PartialObjectMetadataList";
-    envelope.api_version = "meta.k8s.io/v1";
-  } else if (route.format == ReadFormat::PartialObjectMetadataList) {
-    envelope.kind = "PartialObjectMetadataList";
-    envelope.api_version = "meta.k8s.io/v1";
-    form = resource.custom ? ItemForm::CustomPartialObjectMetadata : ItemForm::PartialObjectMetadata;
-  } else {
-    envelope.kind = resource.list_kind.empty() ? resource.kind + "List" : resource.list_kind;
-    envelope.api_version = resource.apiVersion();
-  }
-  envelope.unstructured = resource.custom && form == ItemForm::AsStored;
+  auto [envelope, form] = listShape(resource, route.format);
   envelope.resource_version = result->resource_version;
   envelope.continue_token = std::move(result->continue_token);
   envelope.remaining_item_count = result->remaining_item_count;

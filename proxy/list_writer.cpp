@@ -30,6 +30,30 @@ std::string_view protobufMetadata(const cache::Object& object) {
 
 }  // namespace
 
+ListShape listShape(const watch::ApiResource& resource, ReadFormat format) {
+  ListShape out;
+  ListEnvelope& envelope = out.envelope;
+  const bool metadata = format == ReadFormat::PartialObjectMetadataList ||
+                        format == ReadFormat::ProtobufPartialObjectMetadataList;
+  if (metadata) {
+    envelope.kind = "PartialObjectMetadataList";
+    envelope.api_version = "meta.k8s.io/v1";
+  } else {
+    envelope.kind = resource.list_kind.empty() ? resource.kind + "List" : resource.list_kind;
+    envelope.api_version = resource.apiVersion();
+  }
+  switch (format) {
+    case ReadFormat::Protobuf: out.form = ItemForm::Protobuf; break;
+    case ReadFormat::ProtobufPartialObjectMetadataList: out.form = ItemForm::ProtobufPartialObjectMetadata; break;
+    case ReadFormat::PartialObjectMetadataList:
+      out.form = resource.custom ? ItemForm::CustomPartialObjectMetadata : ItemForm::PartialObjectMetadata;
+      break;
+    default: out.form = resource.custom ? ItemForm::AsStored : ItemForm::WithoutTypeMeta; break;
+  }
+  envelope.unstructured = resource.custom && out.form == ItemForm::AsStored;
+  return out;
+}
+
 ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form)
     : items_(std::move(items)), form_(form) {
   if (isProtobuf(form_)) {

@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "cache/object.h"
+#include "proxy/read_route.h"
+#include "watch/api_resource.h"
 
 namespace proxy {
 
@@ -58,6 +60,14 @@ struct ListEnvelope {
   // "continue", empty on the last page (kube-apiserver 1.37, docs/conformance.md).
   bool unstructured = false;
 };
+
+// The envelope (kind, apiVersion; the list's metadata is left to the caller) and the item
+// form of a cached LIST of `resource` rendered as `format`.
+struct ListShape {
+  ListEnvelope envelope;
+  ItemForm form = ItemForm::WithoutTypeMeta;
+};
+ListShape listShape(const watch::ApiResource& resource, ReadFormat format);
 
 class ListWriter {
  public:

@@ -8,16 +8,20 @@
 namespace watch {
 
 // Notes 403 answers on the way through, so the manager can tell "not allowed to list
-// this collection" (fall back to namespaces) from an outage (the reflector retries).
+// this collection" (fall back to namespaces) from an outage (the reflector retries); and
+// 406 to a LIST, so it can tell "not served in this encoding" (a protobuf informer of a
+// type the upstream writes only in JSON) from a passing failure.
 class Informer::ObservedListerWatcher final : public ListerWatcher {
  public:
-  ObservedListerWatcher(std::unique_ptr<ListerWatcher> upstream, std::atomic<bool>& forbidden)
-      : upstream_(std::move(upstream)), forbidden_(forbidden) {}
+  ObservedListerWatcher(std::unique_ptr<ListerWatcher> upstream, std::atomic<bool>& forbidden,
+                        std::atomic<bool>& not_acceptable)
+      : upstream_(std::move(upstream)), forbidden_(forbidden), not_acceptable_(not_acceptable) {}
 
   // watch::ListerWatcher
   ListResponse list(const ListOptions& opts, std::stop_token stop) override {
     ListResponse response = upstream_->list(opts, stop);
     if (response.status == 403) forbidden_.store(true, std::memory_order_release);
+    if (response.status == 406) not_acceptable_.store(true, std::memory_order_release);
     return response;
   }
   WatchResult watch(const ListOptions& opts, const LineCallback& on_line, std::stop_token stop) override {
@@ -29,6 +33,7 @@ class Informer::ObservedListerWatcher final : public ListerWatcher {
  private:
   std::unique_ptr<ListerWatcher> upstream_;
   std::atomic<bool>& forbidden_;
+  std::atomic<bool>& not_acceptable_;
 };
 
 cache::StoreOptions Informer::storeOptions(const InformerOptions& options) {
@@ -75,7 +80,7 @@ Informer::Informer(InformerOptions options, std::unique_ptr<ListerWatcher> liste
       freshness_(clock_),
       probes_(clock_),
       adapter_(store_, *parser_, &dispatcher_),
-      lister_watcher_(std::make_unique<ObservedListerWatcher>(std::move(lister_watcher), forbidden_)) {
+      lister_watcher_(std::make_unique<ObservedListerWatcher>(std::move(lister_watcher), forbidden_, not_acceptable_)) {
   ReflectorOptions reflector = options_.reflector;
   reflector.name = name_;
   reflector.encoding = options_.encoding;

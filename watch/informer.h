@@ -91,6 +91,9 @@ class Informer final : public CachedResource {
   // The upstream answered 403 Forbidden to a list or watch of this collection: the
   // manager drops the informer (and, cluster-wide, falls back to namespaces).
   bool forbidden() const { return forbidden_.load(std::memory_order_acquire); }
+  // The upstream answered a LIST of this collection with 406 Not Acceptable: it does not
+  // serve the informer's encoding for it; the manager drops the informer.
+  bool notAcceptable() const { return not_acceptable_.load(std::memory_order_acquire); }
   bool onDemand() const { return options_.on_demand; }
   cache::Clock::TimePoint lastUsed() const;
   const ReflectorStats& reflectorStats() const { return reflector_->stats(); }
@@ -117,6 +120,7 @@ class Informer final : public CachedResource {
   std::string name_;
   cache::Clock& clock_;
   std::atomic<bool> forbidden_{false};
+  std::atomic<bool> not_acceptable_{false};
   std::atomic<cache::Clock::Duration::rep> last_used_;  // clock_.now().time_since_epoch() ticks
   cache::ThreadSafeStore store_;
   std::unique_ptr<cache::ObjectParser> parser_;

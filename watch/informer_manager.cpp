@@ -84,7 +84,8 @@ bool InformerManager::cacheableInProtobuf(std::string_view group, std::string_vi
   std::lock_guard lock(mu_);
   if (stopped_ || deniedLocked(group, resource)) return false;
   auto it = discovered_.find(gvrKey(group, version, resource));
-  return it != discovered_.end() && !it->second.custom && cacheableLocked(it->second);
+  return it != discovered_.end() && !it->second.custom && cacheableLocked(it->second) &&
+         no_protobuf_.count(it->first) == 0;
 }
 
 std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view group, std::string_view version,
@@ -103,7 +104,7 @@ std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view gro
   }
   const ApiResource& api_resource = discovered->second;
   if (!cacheableLocked(api_resource)) return nullptr;
-  if (encoding == cache::Encoding::Protobuf && api_resource.custom) return nullptr;
+  if (encoding == cache::Encoding::Protobuf && (api_resource.custom || no_protobuf_.count(gvr) > 0)) return nullptr;
   const std::string namespace_scope = api_resource.namespaced ? std::string(namespace_name) : "";
 
   // The whole collection answers every scope; a namespace's informer only its own.
@@ -318,7 +319,12 @@ std::vector<std::shared_ptr<Informer>> InformerManager::collectStoppableLocked()
   const auto now = clock_.now();
   for (auto it = informers_.begin(); it != informers_.end();) {
     Informer& informer = *it->second;
-    if (informer.forbidden()) {
+    if (informer.notAcceptable() && informer.encoding() == cache::Encoding::Protobuf) {
+      const ApiResource& resource = informer.resource();
+      no_protobuf_.insert(gvrKey(resource.group, resource.version, resource.resource));
+      log(LogLevel::Warning, informer.name() + ": the upstream answers 406 Not Acceptable; not cached in " +
+                                 std::string(cache::encodingName(informer.encoding())));
+    } else if (informer.forbidden()) {
       const ApiResource& resource = informer.resource();
       if (informer.namespaceScope().empty()) {
         forbidden_.insert(gvrKey(resource.group, resource.version, resource.resource));

@@ -170,6 +170,8 @@ class InformerManager final : public InformerRegistry {
   std::deque<StartRequest> queue_;                                           // guarded by mu_
   // "group/version/resource" whose cluster-wide list is forbidden.
   std::set<std::string, std::less<>> forbidden_;  // guarded by mu_
+  // "group/version/resource" the upstream does not serve in protobuf (406).
+  std::set<std::string, std::less<>> no_protobuf_;  // guarded by mu_
   // Namespace informer keys the upstream refused: when they may be tried again, and the
   // backoff of the next refusal.
   struct Refusal {

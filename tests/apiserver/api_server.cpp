@@ -40,7 +40,12 @@ void sendStatusError(const HttpRequest& req, ResponseStream& out, const ApiError
   r.headers = standardHeaders();
   // ErrorNegotiated sets Retry-After before it negotiates, so both forms below carry it.
   if (err.retry_after_seconds > 0) r.headers.emplace_back("Retry-After", std::to_string(err.retry_after_seconds));
-  if (errorMediaTypeNegotiable(req.header("accept"))) {
+  if (errorNegotiatesProtobuf(req.header("accept"))) {
+    // The test apiserver serves no object in protobuf, but kube-apiserver writes an error
+    // in the negotiated serializer, protobuf included (N2), and so does this one.
+    r.content_type = "application/vnd.kubernetes.protobuf";
+    r.body = err.toProtobuf();
+  } else if (errorMediaTypeNegotiable(req.header("accept"))) {
     r.body = withEncoderNewline(err.toJson());
   } else {
     // WriteObjectNegotiated keeps the error's code when negotiation fails and falls back

@@ -63,6 +63,7 @@ struct ApiError {
   std::string metadata_continue;  // P7: ListMeta.continue on 410 for expired continuations
 
   std::string toJson() const;
+  std::string toProtobuf() const;  // status_protobuf.cpp
 };
 
 }  // namespace testapi

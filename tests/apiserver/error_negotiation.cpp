@@ -88,16 +88,28 @@ bool acceptableWithoutConversion(const AcceptClause& c, const ServedMediaType& m
 
 }  // namespace
 
-bool errorMediaTypeNegotiable(std::string_view accept) {
-  if (accept.empty()) return true;  // NegotiateMediaTypeOptions: the first serializer
+namespace {
+
+// The serializer the error negotiation picks, or null (WriteRawJSON).
+const ServedMediaType* negotiatedForError(std::string_view accept) {
+  if (accept.empty()) return &kServed[0];  // NegotiateMediaTypeOptions: the first serializer
   for (const AcceptClause& c : parseAccept(accept)) {
     for (const ServedMediaType& m : kServed) {
       const bool matches = (c.type == m.type && (c.subtype == m.subtype || c.subtype == "*")) ||
                            (c.type == "*" && c.subtype == "*");
-      if (matches && acceptableWithoutConversion(c, m)) return true;
+      if (matches && acceptableWithoutConversion(c, m)) return &m;
     }
   }
-  return false;
+  return nullptr;
+}
+
+}  // namespace
+
+bool errorMediaTypeNegotiable(std::string_view accept) { return negotiatedForError(accept) != nullptr; }
+
+bool errorNegotiatesProtobuf(std::string_view accept) {
+  const ServedMediaType* m = negotiatedForError(accept);
+  return m != nullptr && m->subtype == "vnd.kubernetes.protobuf";
 }
 
 }  // namespace testapi

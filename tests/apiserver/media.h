@@ -24,6 +24,9 @@ Result<OutputKind> negotiateOutput(std::string_view accept, bool is_list, bool i
 // negotiation.DefaultEndpointRestrictions: a JSON, YAML or protobuf clause without
 // as=/g=/v=, sv= or an unsupported stream=). When not, the Status is written raw.
 bool errorMediaTypeNegotiable(std::string_view accept);
+// The negotiated serializer of an error is protobuf: the first Accept entry that passes
+// is application/vnd.kubernetes.protobuf (N2: the Status is then written in protobuf).
+bool errorNegotiatesProtobuf(std::string_view accept);
 
 Result<std::string> tableFor(const ResourceDef& def, const std::vector<std::string_view>& objects,
                              const TableOptions& opts, const ListMetaOut& meta);

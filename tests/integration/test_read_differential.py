@@ -312,6 +312,8 @@ class DifferentialRun:
         """'ok', a difference, or None when the upstream no longer has the needed history."""
         name = req.path.rsplit("/", 1)[1]
         collection = req.path.rsplit("/", 1)[0]
+        if got.body.startswith(b"k8s\x00"):
+            return self.verify_historical_protobuf_get(req, got, cache_rv, name, collection)
         doc = got.json()
         if got.status == 200:
             if not isinstance(doc, dict) or doc.get("kind") in ("Table", "PartialObjectMetadata"):
@@ -334,6 +336,24 @@ class DifferentialRun:
         if read_compare.object_pairs(got.body) != want:
             return "object differs from the upstream's at rv %s" % at
         return "ok"
+
+
+    def verify_historical_protobuf_get(self, req, got, cache_rv, name, collection):
+        """verify_historical_get for a protobuf answer (N2): the object's message must be the
+        one item of the upstream's protobuf list of that name at the proxy's cache RV."""
+        unknown = read_compare.protobuf_fields(got.body[4:])
+        kind = read_compare.protobuf_fields(unknown.get(1, b"")).get(2, b"")
+        if got.status != 200 or not cache_rv or kind == b"PartialObjectMetadata":
+            return None
+        q = [("fieldSelector", "metadata.name=" + name), ("resourceVersion", cache_rv), ("resourceVersionMatch", "Exact")]
+        items = self.upstream.get(collection + "?" + urllib.parse.urlencode(q),
+                                  {"Accept": "application/vnd.kubernetes.protobuf"})
+        if items.status != 200 or not items.body.startswith(b"k8s\x00"):
+            return None
+        listed = read_compare.protobuf_fields(read_compare.protobuf_fields(items.body[4:]).get(2, b""))
+        if 2 not in listed:
+            return "object absent upstream at rv %s" % cache_rv
+        return "ok" if listed[2] == unknown.get(2) else "object differs from the upstream's at rv %s" % cache_rv
 
 
 def build_universe(base):

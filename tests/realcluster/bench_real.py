@@ -12,6 +12,9 @@ Scenarios:
            the server's CPU per LIST (utime+stime from /proc), apiserver vs proxy
   rss      RSS per cached pod: the apiserver's and the proxy's RSS growth from an empty
            namespace to --pods pods (default 100,000)
+  rss-protobuf  RSS per cached pod in JSON and in protobuf (issue 18): the proxy's growth
+           as its JSON cache of --pods pods (default 100,000) syncs, then as a protobuf cache
+           of the same pods syncs beside it; with the caches' own byte counts from /metrics
   fanout   --watchers watches (default 1,000) of one namespace's pods, --rate pods/s (10) for
            --seconds (20):
            delivery p50/p99, server CPU per delivery and RSS per watcher, apiserver vs proxy
@@ -144,6 +147,57 @@ def bench_rss(processes, workdir, pods):
     for name, before, after in (("kube-apiserver", a0, a1), ("kube-cache-proxy", p0, p1)):
         print("| %s | %.1f | %.1f | %.1f | %.2f |" % (name, before / 1024, after / 1024, (after - before) / 1024,
                                                    (after - before) / pods))
+
+
+def cache_metrics(port, resource):
+    """{(family, encoding): value} of the per-resource cache gauges for `resource`."""
+    out = {}
+    for line in harness.http_get("127.0.0.1", port, "/metrics")[2].decode().splitlines():
+        if not line.startswith("kube_cache_proxy_cache_") or 'resource="%s"' % resource not in line:
+            continue
+        name = line.split("{", 1)[0]
+        encoding = line.split('encoding="', 1)[1].split('"', 1)[0]
+        out[(name, encoding)] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def bench_rss_protobuf(processes, workdir, pods):
+    plane = realcluster.ControlPlane(processes, workdir)
+    proxy = realcluster.start_proxy(processes, plane, "--cache", "pods")
+    p0 = rss_kib(proxy.pid)
+    create_pods(plane, "bench", pods)
+    want = pods + 6
+    harness.wait_for(lambda: len(json.loads(harness.http_get("127.0.0.1", proxy.port,
+                                                             "/api/v1/pods?resourceVersion=0")[2])["items"]) >= want,
+                     timeout=600, interval=1, message="JSON cache caught up")
+    time.sleep(5)
+    p1 = rss_kib(proxy.pid)
+    accept = {"Accept": "application/vnd.kubernetes.protobuf, */*"}
+
+    def protobuf_synced():
+        status, headers, body = harness.http_get("127.0.0.1", proxy.port, "/api/v1/pods?resourceVersion=0",
+                                                 headers=accept, timeout=120)
+        return (status == 200 and headers.get("Content-Type") == "application/vnd.kubernetes.protobuf" and
+                cache_metrics(proxy.port, "pods").get(("kube_cache_proxy_cache_objects", "protobuf"), 0) >= want
+                and body)
+    started = time.monotonic()
+    protobuf_body = harness.wait_for(protobuf_synced, timeout=600, interval=1, message="protobuf cache synced")
+    synced_after = time.monotonic() - started
+    time.sleep(5)
+    p2 = rss_kib(proxy.pid)
+    json_body = harness.http_get("127.0.0.1", proxy.port, "/api/v1/pods?resourceVersion=0")[2]
+    m = cache_metrics(proxy.port, "pods")
+    print("pods %d: LIST body JSON %.1f MB, protobuf %.1f MB (%.2fx); protobuf cache synced %.1f s after its "
+          "first request" % (pods, len(json_body) / 1e6, len(protobuf_body) / 1e6,
+                             len(json_body) / len(protobuf_body), synced_after))
+    print("| cache | objects | stored bytes MB | overhead MB | proxy RSS growth MB | KiB per pod | RSS / stored bytes |")
+    print("|---|---|---|---|---|---|---|")
+    for encoding, before, after in (("json", p0, p1), ("protobuf", p1, p2)):
+        stored = m.get(("kube_cache_proxy_cache_json_bytes", encoding), 0)
+        print("| %s | %d | %.1f | %.1f | %.1f | %.2f | %.2f |" % (
+            encoding, m.get(("kube_cache_proxy_cache_objects", encoding), 0), stored / 1e6,
+            m.get(("kube_cache_proxy_cache_overhead_bytes", encoding), 0) / 1e6, (after - before) / 1024,
+            (after - before) / pods, (after - before) * 1024 / stored if stored else 0))
 
 
 def bench_fanout(processes, workdir, watchers, rate, seconds):
@@ -389,7 +443,7 @@ def bench_freshness(processes, workdir, informers, watchers):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("scenario", choices=["list", "rss", "fanout", "clients", "freshness"])
+    parser.add_argument("scenario", choices=["list", "rss", "rss-protobuf", "fanout", "clients", "freshness"])
     parser.add_argument("--pods", type=int, default=0)
     parser.add_argument("--watchers", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=50)
@@ -403,6 +457,8 @@ def main():
             bench_list(processes, workdir, args.pods or 10000)
         elif args.scenario == "rss":
             bench_rss(processes, workdir, args.pods or 100000)
+        elif args.scenario == "rss-protobuf":
+            bench_rss_protobuf(processes, workdir, args.pods or 100000)
         elif args.scenario == "fanout":
             bench_fanout(processes, workdir, args.watchers, args.rate, args.seconds)
         elif args.scenario == "freshness":

@@ -45,6 +45,7 @@ struct FakeUpstream {
   std::mutex mu;
   std::map<std::string, int> opened;
   std::set<std::string> forbidden;  // collection keys answering 403
+  std::set<std::string> not_acceptable;  // collection keys answering 406 (no protobuf)
   // Held by a test to keep every collection from finishing its initial events.
   std::function<void()> before_each_line;
 
@@ -54,6 +55,13 @@ struct FakeUpstream {
       const std::string key = collectionKey(resource, namespace_name);
       std::lock_guard lock(mu);
       ++opened[key];
+      if (not_acceptable.count(key) > 0) {
+        for (int i = 0; i < 100; ++i) {
+          fake->addWatch(ScriptedWatch{{}, watch::WatchEnd::HttpError, 406, R"({"kind":"Status","code":406})"});
+          fake->addList({406, R"({"kind":"Status","code":406})", ""});
+        }
+        return fake;
+      }
       if (forbidden.count(key) > 0) {
         for (int i = 0; i < 100; ++i) {
           fake->addWatch(ScriptedWatch{{}, watch::WatchEnd::HttpError, 403, R"({"kind":"Status","code":403})"});
@@ -403,4 +411,29 @@ TEST_CASE("A namespace the upstream refuses is not tried again until its backoff
   f.clock.advance(f.options.max_refusal_backoff + std::chrono::minutes(1));
   manager.find("", "v1", "pods", "locked");
   REQUIRE(eventually([&] { return f.upstream.openedFor("pods/locked") == opened + 1; }));
+}
+
+TEST_CASE("N2: a resource read in protobuf gets an informer of its own; one the upstream refuses (406) is dropped") {
+  Fixture f;
+  f.upstream.not_acceptable.insert("secrets/");
+  auto& manager = f.start();
+  f.rounds();
+  // Two encodings, two informers, two upstream connections.
+  CHECK_FALSE(manager.find("", "v1", "pods", ""));
+  CHECK_FALSE(manager.find("", "v1", "pods", "", cache::Encoding::Protobuf));
+  REQUIRE(eventually([&] { return f.upstream.openedFor("pods/") == 2; }));
+  REQUIRE(f.synced("", "v1", "pods"));
+  auto protobuf = manager.find("", "v1", "pods", "", cache::Encoding::Protobuf);
+  REQUIRE(protobuf);
+  CHECK(protobuf->encoding() == cache::Encoding::Protobuf);
+  CHECK(manager.find("", "v1", "pods", "")->encoding() == cache::Encoding::Json);
+
+  CHECK(manager.cacheableInProtobuf("", "v1", "secrets"));
+  CHECK_FALSE(manager.find("", "v1", "secrets", "", cache::Encoding::Protobuf));
+  REQUIRE(eventually([&] { return !manager.cacheableInProtobuf("", "v1", "secrets"); }));
+  f.rounds();
+  CHECK_FALSE(manager.find("", "v1", "secrets", "", cache::Encoding::Protobuf));
+  f.rounds();
+  CHECK(f.upstream.openedFor("secrets/") == 1);  // not asked again
+  CHECK_FALSE(manager.cacheableInProtobuf("", "v1", "widgets"));  // unknown
 }
