@@ -60,15 +60,10 @@ std::optional<std::string> withMetadata(std::string_view message, const protobuf
 std::optional<std::string> withoutManagedFields(std::string_view metadata) {
   std::string out;
   out.reserve(metadata.size());
-  MessageReader reader(metadata);
-  while (true) {
-    const size_t start = reader.position();
-    const uint32_t field = reader.next();
-    if (field == 0) break;
-    if (!reader.skip()) return std::nullopt;
-    if (field != kManagedFieldsField) out.append(metadata.substr(start, reader.position() - start));
-  }
-  if (reader.failed()) return std::nullopt;
+  const bool ok = protobuf::forEachRawField(metadata, [&](uint32_t field, std::string_view bytes) {
+    if (field != kManagedFieldsField) out.append(bytes);
+  });
+  if (!ok) return std::nullopt;
   return out;
 }
 
@@ -231,17 +226,11 @@ std::optional<std::string> bookmarkObject(std::string_view sample, uint64_t rv, 
       annotations_written = true;
     }
   };
-  MessageReader reader(metadata);
-  while (true) {
-    const size_t start = reader.position();
-    const uint32_t field = reader.next();
-    if (field == 0) break;
-    if (!reader.skip()) return std::nullopt;
+  const bool ok = forEachRawField(metadata, [&](uint32_t field, std::string_view bytes) {
     write_before(field);
-    if (field == kResourceVersionField || field == kAnnotationsField) continue;
-    out.append(metadata.substr(start, reader.position() - start));
-  }
-  if (reader.failed()) return std::nullopt;
+    if (field != kResourceVersionField && field != kAnnotationsField) out.append(bytes);
+  });
+  if (!ok) return std::nullopt;
   write_before(UINT32_MAX);
   if (view->metadata.length == 0 && view->metadata.offset == 0) {
     // No ObjectMeta in the sample at all: it goes first, as field 1 does.
@@ -266,26 +255,16 @@ ObjectConstSharedPtr Object::protobufWithResourceVersion(uint64_t rv) const {
   std::string new_metadata;
   new_metadata.reserve(metadata.size() + digits.size() + 2);
   bool written = false;
-  MessageReader reader(metadata);
-  while (true) {
-    const size_t start = reader.position();
-    const uint32_t field = reader.next();
-    if (field == 0) break;
-    if (!reader.skip()) break;
-    if (field == kResourceVersionField) {
-      if (!written) protobuf::appendBytesField(new_metadata, kResourceVersionField, digits);
-      written = true;
-      continue;
-    }
-    if (field > kResourceVersionField && !written) {
+  const bool ok = protobuf::forEachRawField(metadata, [&](uint32_t field, std::string_view bytes) {
+    if (field >= kResourceVersionField && !written) {
       protobuf::appendBytesField(new_metadata, kResourceVersionField, digits);
       written = true;
     }
-    new_metadata.append(metadata.substr(start, reader.position() - start));
-  }
+    if (field != kResourceVersionField) new_metadata.append(bytes);
+  });
   if (!written) protobuf::appendBytesField(new_metadata, kResourceVersionField, digits);
   const protobuf::Span old_span{layout_.metadata.begin, layout_.metadata.size()};
-  auto rebuilt = reader.failed() ? std::nullopt : withMetadata(message, old_span, new_metadata);
+  auto rebuilt = ok ? withMetadata(message, old_span, new_metadata) : std::nullopt;
   ObjectMeta meta = meta_;
   meta.resource_version = rv;
   if (!rebuilt) {

@@ -118,6 +118,22 @@ inline size_t varintSize(uint64_t value) {
   return google::protobuf::io::CodedOutputStream::VarintSize64(value);
 }
 
+// Visits each field of `message` whole, as on_field(number, bytes) where `bytes` is the
+// field as written (tag, length, value), for writers that copy most fields and change a
+// few. False when the message is malformed.
+template <class OnField>
+bool forEachRawField(std::string_view message, OnField&& on_field) {
+  MessageReader reader(message);
+  while (true) {
+    const size_t start = reader.position();
+    const uint32_t field = reader.next();
+    if (field == 0) break;
+    if (!reader.skip()) return false;
+    on_field(field, message.substr(start, reader.position() - start));
+  }
+  return !reader.failed();
+}
+
 // Appends `value` as a varint.
 inline void appendVarint(std::string& out, uint64_t value) {
   uint8_t buffer[10];  // the longest varint of 64 bits

@@ -68,6 +68,7 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.max_header_bytes = c.max_header_bytes;
   o.read_header_timeout = c.read_header_timeout;
   o.idle_timeout = c.idle_timeout;
+  o.cache_start_wait = c.cache_start_wait;
   o.max_watches_per_client = c.max_watches_per_client;
   o.max_inflight_watches = c.max_inflight_watches;
   o.max_requests_inflight = c.max_requests_inflight;

@@ -121,6 +121,8 @@ struct Config {
   // Other resources are cached when first read, and dropped after the idle timeout.
   bool cache_on_demand = true;
   std::chrono::milliseconds cache_idle_timeout{std::chrono::minutes(10)};
+  // A read or watch that starts an on-demand cache waits this long for its sync; 0: passes through.
+  std::chrono::milliseconds cache_start_wait{0};
   bool write_sync = false;  // after a write, wait until the cache has seen it
   ReadPolicy read_policy = ReadPolicy::Strict;
   std::chrono::milliseconds write_sync_timeout{5000};  // how long at most

@@ -77,6 +77,8 @@ constexpr const char* kHelpCaching = R"(Caching:
   --no-cache LIST           resources never cached (wins over everything else)
   --cache-on-demand         also cache other resources when first read (default true; =false to disable)
   --cache-idle-timeout DUR  stop caching an on-demand resource nobody read for this long (default 10m)
+  --cache-start-wait DUR    hold a read or watch that starts an on-demand cache up to this long
+                            while it syncs, then answer it from the cache (default 0: pass it through)
   --write-sync              after a write, wait until the cache has seen it (read-your-writes)
   --write-sync-timeout DUR  wait at most this long, then answer with a Warning (default 5s)
   --read-policy strict|cache

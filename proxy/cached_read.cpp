@@ -459,17 +459,30 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedRead(DownstreamRequest
   std::optional<ReadRoute> chosen;
   const bool protobuf = prefersProtobuf(accept, is_list) &&
                         ctx.registry.cacheableInProtobuf(info.api_group, info.api_version, info.resource);
-  if (protobuf) {
-    cached = ctx.registry.find(info.api_group, info.api_version, info.resource, scope, cache::Encoding::Protobuf);
-    if (cached) {
-      const ReadRoute route = route_with(cached);
-      if (route.from_cache) chosen = route;
+  auto choose = [&] {
+    chosen.reset();
+    if (protobuf) {
+      cached = ctx.registry.find(info.api_group, info.api_version, info.resource, scope, cache::Encoding::Protobuf);
+      if (cached) {
+        const ReadRoute route = route_with(cached);
+        if (route.from_cache) chosen = route;
+      }
     }
-  }
-  if (!chosen) {
-    cached = protobuf ? ctx.registry.findRunning(info.api_group, info.api_version, info.resource, scope)
-                      : ctx.registry.find(info.api_group, info.api_version, info.resource, scope);
-    chosen = route_with(cached);
+    if (!chosen) {
+      cached = protobuf ? ctx.registry.findRunning(info.api_group, info.api_version, info.resource, scope)
+                        : ctx.registry.find(info.api_group, info.api_version, info.resource, scope);
+      chosen = route_with(cached);
+    }
+  };
+  choose();
+  // --cache-start-wait: a cache that is starting answers once synced, as the apiserver holds
+  // requests until its watch cache is ready.
+  const auto encoding = protobuf ? cache::Encoding::Protobuf : cache::Encoding::Json;
+  auto starting = [&] { return ctx.registry.starting(info.api_group, info.api_version, info.resource, scope, encoding); };
+  if (!chosen->from_cache && ctx.options.cache_start_wait.count() > 0 && starting()) {
+    co_await awaitStore(
+        ctx.clock, [&] { return choose(), chosen->from_cache || !starting(); },
+        ctx.clock.now() + ctx.options.cache_start_wait, std::chrono::milliseconds(5), std::chrono::milliseconds(50));
   }
   // A cluster-scoped resource under a namespace path: the apiserver has no such route and
   // answers 404 itself; the cache must not answer it as the cluster-wide collection.

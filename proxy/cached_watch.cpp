@@ -61,14 +61,15 @@ std::string watchResponseHead(bool keep_alive, const watch::FrameEncoder& encode
 }
 
 // The frame `event` becomes for this watch, or "" when it sends nothing (W10).
-std::string replayFrame(const watch::FrameEncoder& encoder, const watch::WatchFilter& filter,
+std::string replayFrame(const watch::FrameEncoder& encoder, bool metadata_only, const watch::WatchFilter& filter,
                         const cache::WatchEvent& event) {
   const auto delivery = filter.convert(event);
   if (!delivery) return {};
   if (delivery->source == watch::DeliverySource::PreviousAtEvent) {
-    return encoder.event(delivery->type, *event.prev_object->withResourceVersion(event.resource_version));
+    return encoder.event(delivery->type, *event.prev_object->withResourceVersion(event.resource_version),
+                         metadata_only);
   }
-  return encoder.event(delivery->type, *event.object);
+  return encoder.event(delivery->type, *event.object, metadata_only);
 }
 
 // W5: 200 with one ERROR event carrying `status`, then the end of the stream.
@@ -147,13 +148,14 @@ WatchStart registerWatcher(watch::WatchDispatcher& dispatcher, const cache::Thre
 
 // W4/W9: the current state as ADDED events in key order, each at its own RV.
 asio::awaitable<void> sendInitialState(ChunkWriter& out, const cache::Snapshot& snapshot, const WatchPlan& plan,
-                                       const watch::FrameEncoder& encoder, const watch::BookmarkEncoder& bookmarks,
-                                       uint64_t last_rv, uint64_t& events_sent) {
+                                       const watch::FrameEncoder& encoder, bool metadata_only,
+                                       const watch::BookmarkEncoder& bookmarks, uint64_t last_rv,
+                                       uint64_t& events_sent) {
   cache::ListRequest list;
   list.namespace_name = plan.filter.namespaceScope();
   list.predicate = [&plan](const cache::Object& o) { return plan.filter.matches(o); };
   for (const auto& object : snapshot.list(list).items) {
-    out.add(encoder.event(cache::EventType::Added, *object));
+    out.add(encoder.event(cache::EventType::Added, *object, metadata_only));
     ++events_sent;
     if (out.bytes() >= kFlushBytes) co_await out.flush();
   }
@@ -166,7 +168,7 @@ asio::awaitable<void> sendInitialState(ChunkWriter& out, const cache::Snapshot& 
 
 // W4 RV=N: the history after N up to where live delivery starts (`replay_through`).
 asio::awaitable<void> replayHistory(ChunkWriter& out, const cache::ThreadSafeStore& store, cache::HistoryCursor& cursor,
-                                    uint64_t replay_through, const watch::FrameEncoder& encoder,
+                                    uint64_t replay_through, const watch::FrameEncoder& encoder, bool metadata_only,
                                     const watch::WatchFilter& filter,
                                     watch::CacheWatcher& watcher, uint64_t& last_rv, uint64_t& events_sent) {
   std::vector<cache::WatchEvent> events;
@@ -184,7 +186,7 @@ asio::awaitable<void> replayHistory(ChunkWriter& out, const cache::ThreadSafeSto
         done = true;
         break;
       }
-      std::string frame = replayFrame(encoder, filter, event);
+      std::string frame = replayFrame(encoder, metadata_only, filter, event);
       if (frame.empty()) continue;
       out.add(std::move(frame));
       last_rv = event.resource_version;
@@ -270,12 +272,14 @@ void recordWatchEnd(ProxyMetrics& metrics, const std::string& resource_name, con
 // covered by `proof` (the store moved in between): the watch passes through.
 asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& req, CacheContext& ctx,
                                                            std::shared_ptr<watch::CachedResource> cached,
-                                                           WatchPlan plan, std::optional<watch::Freshness> proof) {
+                                                           WatchPlan plan, std::optional<watch::Freshness> proof,
+                                                           bool metadata_only) {
   const ServerOptions& options = ctx.options;
   SessionControl& control = ctx.control;
   const std::string resource_name = cached->resource().displayName();
   const watch::FrameEncoder& encoder = cached->dispatcher().encoder();
-  const watch::BookmarkEncoder bookmarks(cached->resource(), encoder.encoding(), cached->dispatcher().bookmarkSample());
+  const watch::BookmarkEncoder bookmarks(cached->resource(), encoder.encoding(), cached->dispatcher().bookmarkSample(),
+                                         metadata_only);
   const cache::ThreadSafeStore& store = cached->store();
   const auto started = ctx.clock.now();
   const auto deadline = started + plan.lifetime;
@@ -296,7 +300,7 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
   waker->timer = wake_timer.get();
   WakerGuard waker_guard{waker};
   auto watcher = std::make_shared<watch::CacheWatcher>(
-      plan.filter, watch::CacheWatcherOptions{options.watch_queue_capacity, plan.allow_bookmarks});
+      plan.filter, watch::CacheWatcherOptions{options.watch_queue_capacity, plan.allow_bookmarks, metadata_only});
   LiveWatch live(req.stream, options.write_timeout, watcher, bookmarks);
   waker->live = &live;
   waker->stream = &req.stream;
@@ -329,11 +333,11 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
     ChunkWriter out(req.stream, options.write_timeout);  // initial state and replay
     uint64_t last_rv = start.last_rv;
     if (start.snapshot) {
-      co_await sendInitialState(out, *start.snapshot, plan, encoder, bookmarks, last_rv, events_sent);
+      co_await sendInitialState(out, *start.snapshot, plan, encoder, metadata_only, bookmarks, last_rv, events_sent);
       start.snapshot.reset();
     } else if (start.cursor) {
-      co_await replayHistory(out, store, *start.cursor, start.replay_through, encoder, plan.filter, *watcher, last_rv,
-                             events_sent);
+      co_await replayHistory(out, store, *start.cursor, start.replay_through, encoder, metadata_only, plan.filter,
+                             *watcher, last_rv, events_sent);
     }
     live.last_rv = last_rv;
     live.events_sent = events_sent;
@@ -354,6 +358,45 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
   co_return ForwardOutcome{200, keep && !client->gone && !control.stopping, true};
 }
 
+// The cache a watch streams from, or null (the watch passes through): a protobuf watch
+// streams from the protobuf cache, once synced and holding the shape of the type's
+// protobuf bookmarks; meanwhile a JSON cache answers a client that accepts JSON too, as
+// before there was one (none is started for it: a second upstream watch).
+asio::awaitable<std::shared_ptr<watch::CachedResource>> watchCacheFor(CacheContext& ctx, const RequestInfo& info,
+                                                                      std::string_view accept, const WatchMedia& media) {
+  std::shared_ptr<watch::CachedResource> cached;
+  const bool protobuf = media.encoding == cache::Encoding::Protobuf &&
+                        ctx.registry.cacheableInProtobuf(info.api_group, info.api_version, info.resource);
+  // A metadata watch has no JSON fallback here: the JSON form of its events is the upstream's.
+  const bool json = !media.metadata_only && acceptsJsonWatch(accept);
+  if (media.metadata_only && !protobuf) co_return nullptr;
+  auto choose = [&] {
+    cached.reset();
+    if (protobuf) {
+      cached = ctx.registry.find(info.api_group, info.api_version, info.resource, info.namespace_,
+                                 cache::Encoding::Protobuf);
+      if (cached && (!cached->hasSynced() || !cached->dispatcher().bookmarkSample())) cached.reset();
+      if (!cached && json) {
+        cached = ctx.registry.findRunning(info.api_group, info.api_version, info.resource, info.namespace_);
+      }
+    } else if (json) {
+      cached = ctx.registry.find(info.api_group, info.api_version, info.resource, info.namespace_);
+    }
+    return cached && cached->hasSynced();
+  };
+  // --cache-start-wait: a watch whose cache is starting waits for its sync (read_route.h).
+  auto starting = [&] {
+    return (protobuf || json) && ctx.registry.starting(info.api_group, info.api_version, info.resource, info.namespace_,
+                                                       protobuf ? cache::Encoding::Protobuf : cache::Encoding::Json);
+  };
+  if (!choose() && ctx.options.cache_start_wait.count() > 0 && starting()) {
+    co_await awaitStore(
+        ctx.clock, [&] { return choose() || !starting(); }, ctx.clock.now() + ctx.options.cache_start_wait,
+        std::chrono::milliseconds(5), std::chrono::milliseconds(50));
+  }
+  co_return cached;
+}
+
 }  // namespace
 
 asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamRequest& req, CacheContext& ctx) {
@@ -363,24 +406,9 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
   // PartialObjectMetadata rendering (N3, N4).
   if (info.parts.size() > 1 || req.http10 || !req.parser.is_done()) co_return std::nullopt;
   const std::string_view accept = findHeader(req.headers, "Accept");
-  const auto encoding = watchEncoding(accept);
-  if (!encoding) co_return std::nullopt;
-  // A protobuf watch streams from the protobuf cache, once synced and holding the shape of
-  // the type's protobuf bookmarks; meanwhile a JSON cache answers a client that accepts
-  // JSON too, as before there was one (none is started for it: a second upstream watch).
-  std::shared_ptr<watch::CachedResource> cached;
-  const bool protobuf = *encoding == cache::Encoding::Protobuf &&
-                        ctx.registry.cacheableInProtobuf(info.api_group, info.api_version, info.resource);
-  if (protobuf) {
-    cached = ctx.registry.find(info.api_group, info.api_version, info.resource, info.namespace_,
-                               cache::Encoding::Protobuf);
-    if (cached && (!cached->hasSynced() || !cached->dispatcher().bookmarkSample())) cached.reset();
-    if (!cached && acceptsJsonWatch(accept)) {
-      cached = ctx.registry.findRunning(info.api_group, info.api_version, info.resource, info.namespace_);
-    }
-  } else if (acceptsJsonWatch(accept)) {
-    cached = ctx.registry.find(info.api_group, info.api_version, info.resource, info.namespace_);
-  }
+  const auto media = watchMedia(accept);
+  if (!media) co_return std::nullopt;
+  std::shared_ptr<watch::CachedResource> cached = co_await watchCacheFor(ctx, info, accept, *media);
   if (!cached || !cached->hasSynced()) co_return std::nullopt;
   if (!cached->namespaceScope().empty() && cached->namespaceScope() != info.namespace_) co_return std::nullopt;
   // A cluster-scoped resource under a namespace path is no route of the apiserver's (404).
@@ -438,7 +466,8 @@ asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamReques
       co_return std::nullopt;
     }
   }
-  co_return co_await streamWatch(req, ctx, std::move(cached), std::move(plan), proof);
+  const bool metadata_only = media->metadata_only && cached->encoding() == cache::Encoding::Protobuf;
+  co_return co_await streamWatch(req, ctx, std::move(cached), std::move(plan), proof, metadata_only);
 }
 
 }  // namespace proxy::io

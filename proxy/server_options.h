@@ -32,6 +32,8 @@ struct ServerOptions {
   // connection, then the whole head must arrive within the read-header timeout.
   std::chrono::milliseconds read_header_timeout{32000};
   std::chrono::milliseconds idle_timeout{90000};
+  // A read or watch whose cache is starting waits this long for its sync (--cache-start-wait).
+  std::chrono::milliseconds cache_start_wait{0};
   // A client that accepts no bytes for this long is dropped; it only bounds
   // stalled writes, so long-lived streams are not affected while they flow.
   std::chrono::milliseconds write_timeout{60000};

@@ -23,47 +23,15 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-}  // namespace
+// One media range of an Accept header, with the parameters a watch cares about.
+struct MediaRange {
+  std::string_view type;
+  double q = 1.0;
+  std::string_view as, g, v;
+};
 
-bool acceptsJsonWatch(std::string_view accept) {
-  accept = trim(accept);
-  if (accept.empty()) return true;
-  bool json = false;
-  size_t pos = 0;
-  while (pos <= accept.size()) {
-    size_t comma = accept.find(',', pos);
-    if (comma == std::string_view::npos) comma = accept.size();
-    std::string_view range = trim(accept.substr(pos, comma - pos));
-    pos = comma + 1;
-    if (range.empty()) continue;
-    const size_t semi = range.find(';');
-    const std::string_view type = trim(range.substr(0, semi));
-    if (semi != std::string_view::npos) {
-      std::string_view params = range.substr(semi + 1);
-      // A transformed object (Table, PartialObjectMetadata) is rendered upstream.
-      size_t p = 0;
-      while (p < params.size()) {
-        size_t next = params.find(';', p);
-        if (next == std::string_view::npos) next = params.size();
-        std::string_view param = trim(params.substr(p, next - p));
-        p = next + 1;
-        if (param.size() >= 3 && iequals(param.substr(0, 3), "as=")) return false;
-      }
-    }
-    if (iequals(type, "application/json") || iequals(type, "*/*") || iequals(type, "application/*")) json = true;
-  }
-  return json;
-}
-
-std::optional<cache::Encoding> watchEncoding(std::string_view accept) {
-  accept = trim(accept);
-  if (accept.empty()) return cache::Encoding::Json;
-  struct Range {
-    std::string_view type;
-    double q = 1.0;
-    bool transform = false;
-  };
-  std::vector<Range> ranges;
+std::vector<MediaRange> mediaRanges(std::string_view accept) {
+  std::vector<MediaRange> ranges;
   size_t pos = 0;
   while (pos <= accept.size()) {
     size_t comma = accept.find(',', pos);
@@ -72,30 +40,58 @@ std::optional<cache::Encoding> watchEncoding(std::string_view accept) {
     pos = comma + 1;
     if (text.empty()) continue;
     const size_t semi = text.find(';');
-    Range range{trim(text.substr(0, semi))};
+    MediaRange range{trim(text.substr(0, semi))};
     std::string_view params = semi == std::string_view::npos ? std::string_view{} : text.substr(semi + 1);
     while (!params.empty()) {
       const size_t next = params.find(';');
       const std::string_view param = trim(params.substr(0, next));
       params = next == std::string_view::npos ? std::string_view{} : params.substr(next + 1);
-      if (param.size() >= 2 && iequals(param.substr(0, 2), "q=")) {
-        range.q = std::atof(std::string(param.substr(2)).c_str());
-      } else if (param.size() >= 3 && (iequals(param.substr(0, 3), "as=") || iequals(param.substr(0, 2), "g=") ||
-                                       iequals(param.substr(0, 2), "v="))) {
-        range.transform = true;
-      }
+      const size_t eq = param.find('=');
+      const std::string_view key = trim(param.substr(0, eq));
+      const std::string_view value = eq == std::string_view::npos ? std::string_view{} : trim(param.substr(eq + 1));
+      if (iequals(key, "q")) range.q = std::atof(std::string(value).c_str());
+      if (iequals(key, "as")) range.as = value;
+      if (iequals(key, "g")) range.g = value;
+      if (iequals(key, "v")) range.v = value;
     }
     ranges.push_back(range);
   }
-  std::stable_sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.q > b.q; });
-  for (const Range& range : ranges) {
+  return ranges;
+}
+
+bool isJson(std::string_view type) {
+  return iequals(type, "application/json") || iequals(type, "*/*") || iequals(type, "application/*");
+}
+
+}  // namespace
+
+bool acceptsJsonWatch(std::string_view accept) {
+  accept = trim(accept);
+  if (accept.empty()) return true;
+  bool json = false;
+  for (const MediaRange& range : mediaRanges(accept)) {
+    // A transformed object (Table, PartialObjectMetadata) is rendered upstream.
+    if (!range.as.empty()) return false;
+    json = json || isJson(range.type);
+  }
+  return json;
+}
+
+std::optional<WatchMedia> watchMedia(std::string_view accept) {
+  accept = trim(accept);
+  if (accept.empty()) return WatchMedia{};
+  std::vector<MediaRange> ranges = mediaRanges(accept);
+  std::stable_sort(ranges.begin(), ranges.end(), [](const MediaRange& a, const MediaRange& b) { return a.q > b.q; });
+  for (const MediaRange& range : ranges) {
     if (range.q <= 0) continue;
     const bool protobuf = iequals(range.type, "application/vnd.kubernetes.protobuf");
-    const bool json = iequals(range.type, "application/json") || iequals(range.type, "*/*") ||
-                      iequals(range.type, "application/*");
-    if (!protobuf && !json) continue;
-    if (range.transform) return std::nullopt;
-    return protobuf ? cache::Encoding::Protobuf : cache::Encoding::Json;
+    if (!protobuf && !isJson(range.type)) continue;
+    const bool transform = !range.as.empty() || !range.g.empty() || !range.v.empty();
+    if (!transform) return WatchMedia{protobuf ? cache::Encoding::Protobuf : cache::Encoding::Json, false};
+    if (protobuf && range.as == "PartialObjectMetadata" && range.g == "meta.k8s.io" && range.v == "v1") {
+      return WatchMedia{cache::Encoding::Protobuf, true};
+    }
+    return std::nullopt;
   }
   return std::nullopt;
 }

@@ -51,10 +51,16 @@ struct WatchPlan {
 // Anything else passes through to the upstream, which renders those forms.
 bool acceptsJsonWatch(std::string_view accept);
 
-// The encoding the apiserver would stream a watch in for `accept` (W2, N2): the first
-// acceptable media range by quality decides (YAML has no stream serializer and is
-// skipped); nullopt for a transform (`as=`, rendered upstream) or nothing acceptable.
-std::optional<cache::Encoding> watchEncoding(std::string_view accept);
+// How the apiserver would stream a watch for `accept` (W2, N2, N4): the first acceptable
+// media range by quality decides (YAML has no stream serializer and is skipped). A
+// protobuf PartialObjectMetadata (meta.k8s.io/v1) watch, what client-go's metadata
+// informers send, is `metadata_only`; nullopt for any other transform (Table, JSON
+// metadata: rendered upstream) or nothing acceptable.
+struct WatchMedia {
+  cache::Encoding encoding = cache::Encoding::Json;
+  bool metadata_only = false;
+};
+std::optional<WatchMedia> watchMedia(std::string_view accept);
 
 // The watch deadline kube-apiserver derives from timeoutSeconds:
 // time.Duration(seconds) * time.Second, an int64 of nanoseconds that wraps on overflow.

@@ -32,6 +32,9 @@ struct CacheWatcherOptions {
   // between 10 and 1000 and then waits at most ~100 ms before closing.
   size_t queue_capacity = 1000;
   bool allow_bookmarks = false;
+  // The watch asked for PartialObjectMetadata (N4; protobuf caches only): its frames carry
+  // each object's metadata, not the object.
+  bool metadata_only = false;
 };
 
 class CacheWatcher {
@@ -44,6 +47,7 @@ class CacheWatcher {
 
   const WatchFilter& filter() const { return filter_; }
   bool allowBookmarks() const { return options_.allow_bookmarks; }
+  bool metadataOnly() const { return options_.metadata_only; }
   // Called from any thread, without locks held, when the queue becomes non-empty or the
   // watcher closes. Set before registering with the dispatcher.
   void setWakeCallback(std::function<void()> wake);

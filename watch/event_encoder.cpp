@@ -74,17 +74,37 @@ std::string_view FrameEncoder::contentType() const {
                                                 : "application/json";
 }
 
-std::string FrameEncoder::event(cache::EventType type, const cache::Object& object) const {
+namespace {
+
+constexpr std::string_view kMetaApiVersion = "meta.k8s.io/v1";
+constexpr std::string_view kPartialObjectMetadata = "PartialObjectMetadata";
+
+// The ObjectMeta bytes of a protobuf object message (field 1); "" when it has none.
+std::string_view protobufMetadata(std::string_view message) {
+  const auto view = cache::protobuf::parseObjectMeta(message);
+  return view ? message.substr(view->metadata.offset, view->metadata.length) : std::string_view{};
+}
+
+}  // namespace
+
+std::string FrameEncoder::event(cache::EventType type, const cache::Object& object, bool metadata_only) const {
   if (encoding_ == cache::Encoding::Json) return encodeEvent(type, object.bytes());
   std::string enveloped;
-  cache::protobuf::appendEnvelope(enveloped, api_version_, kind_, object.bytes());
+  if (metadata_only) {
+    const cache::ByteRange m = object.layout().metadata;
+    cache::protobuf::appendEnvelope(enveloped, kMetaApiVersion, kPartialObjectMetadata,
+                                    cache::protobuf::partialObjectMetadata(object.bytes().substr(m.begin, m.size())));
+  } else {
+    cache::protobuf::appendEnvelope(enveloped, api_version_, kind_, object.bytes());
+  }
   std::string frame;
   cache::protobuf::appendWatchFrame(frame, cache::wireName(type), enveloped);
   return frame;
 }
 
-FrameConstSharedPtr FrameEncoder::sharedEvent(cache::EventType type, const cache::Object& object) const {
-  return std::make_shared<const std::string>(event(type, object));
+FrameConstSharedPtr FrameEncoder::sharedEvent(cache::EventType type, const cache::Object& object,
+                                              bool metadata_only) const {
+  return std::make_shared<const std::string>(event(type, object, metadata_only));
 }
 
 std::string FrameEncoder::error(const cache::Status& status) const {
@@ -94,18 +114,24 @@ std::string FrameEncoder::error(const cache::Status& status) const {
   return frame;
 }
 
-std::string FrameEncoder::bookmark(std::string_view object) const {
+std::string FrameEncoder::bookmark(std::string_view object, bool metadata_only) const {
   if (encoding_ == cache::Encoding::Json) return encodeEvent(cache::EventType::Bookmark, object);
   std::string enveloped;
-  cache::protobuf::appendEnvelope(enveloped, api_version_, kind_, object);
+  if (metadata_only) {
+    // The apiserver turns the bookmark's empty object into a PartialObjectMetadata too.
+    cache::protobuf::appendEnvelope(enveloped, kMetaApiVersion, kPartialObjectMetadata,
+                                    cache::protobuf::partialObjectMetadata(protobufMetadata(object)));
+  } else {
+    cache::protobuf::appendEnvelope(enveloped, api_version_, kind_, object);
+  }
   std::string frame;
   cache::protobuf::appendWatchFrame(frame, cache::wireName(cache::EventType::Bookmark), enveloped);
   return frame;
 }
 
 BookmarkEncoder::BookmarkEncoder(const ApiResource& resource, cache::Encoding encoding,
-                                 std::shared_ptr<const std::string> protobuf_sample)
-    : encoder_(resource, encoding), sample_(std::move(protobuf_sample)) {
+                                 std::shared_ptr<const std::string> protobuf_sample, bool metadata_only)
+    : encoder_(resource, encoding), sample_(std::move(protobuf_sample)), metadata_only_(metadata_only) {
   // Typed (built-in) objects serialize TypeMeta kind first; unstructured custom
   // resources come out of a map with sorted keys: apiVersion, kind, metadata.
   if (resource.custom) {
@@ -123,7 +149,7 @@ BookmarkEncoder::BookmarkEncoder(const ApiResource& resource, cache::Encoding en
 std::string BookmarkEncoder::frame(uint64_t rv, bool initial_events_end) const {
   if (encoder_.encoding() == cache::Encoding::Protobuf) {
     auto object = sample_ ? cache::protobuf::bookmarkObject(*sample_, rv, initial_events_end) : std::nullopt;
-    return object ? encoder_.bookmark(*object) : std::string{};  // a sample is checked when kept
+    return object ? encoder_.bookmark(*object, metadata_only_) : std::string{};  // a sample is checked when kept
   }
   std::string object = prefix_;
   object += R"({"resourceVersion":")" + std::to_string(rv) + "\"";

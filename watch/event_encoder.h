@@ -36,12 +36,15 @@ class FrameEncoder {
   cache::Encoding encoding() const { return encoding_; }
   // The watch response's Content-Type.
   std::string_view contentType() const;
-  std::string event(cache::EventType type, const cache::Object& object) const;
-  FrameConstSharedPtr sharedEvent(cache::EventType type, const cache::Object& object) const;
+  // `metadata_only` (protobuf only): the object as a PartialObjectMetadata of its stored
+  // ObjectMeta bytes (N4), as the apiserver streams a metadata informer's watch.
+  std::string event(cache::EventType type, const cache::Object& object, bool metadata_only = false) const;
+  FrameConstSharedPtr sharedEvent(cache::EventType type, const cache::Object& object,
+                                  bool metadata_only = false) const;
   // An ERROR event carrying `status` (W5).
   std::string error(const cache::Status& status) const;
   // A BOOKMARK around an object already built (BookmarkEncoder).
-  std::string bookmark(std::string_view object) const;
+  std::string bookmark(std::string_view object, bool metadata_only = false) const;
 
  private:
   cache::Encoding encoding_ = cache::Encoding::Json;
@@ -58,13 +61,14 @@ class FrameEncoder {
 class BookmarkEncoder {
  public:
   explicit BookmarkEncoder(const ApiResource& resource, cache::Encoding encoding = cache::Encoding::Json,
-                           std::shared_ptr<const std::string> protobuf_sample = nullptr);
+                           std::shared_ptr<const std::string> protobuf_sample = nullptr, bool metadata_only = false);
   bool valid() const { return encoder_.encoding() == cache::Encoding::Json || sample_ != nullptr; }
   std::string frame(uint64_t rv, bool initial_events_end = false) const;
 
  private:
   FrameEncoder encoder_;
   std::shared_ptr<const std::string> sample_;  // protobuf: an upstream bookmark's object
+  bool metadata_only_ = false;
   std::string prefix_;  // up to and including `"metadata":`
   std::string tail_;    // members after metadata, with the leading comma, then `}`
 };

@@ -84,6 +84,7 @@ Informer::Informer(InformerOptions options, std::unique_ptr<ListerWatcher> liste
   ReflectorOptions reflector = options_.reflector;
   reflector.name = name_;
   reflector.encoding = options_.encoding;
+  reflector.limit_first_sync = !options_.on_demand;
   if (!options_.state_dir.empty()) {
     state_ = std::make_unique<ResourceState>(
         options_.state_dir, stateIdentity(options_.resource, options_.namespace_scope, options_.strip_managed_fields,

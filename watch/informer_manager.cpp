@@ -88,6 +88,22 @@ bool InformerManager::cacheableInProtobuf(std::string_view group, std::string_vi
          no_protobuf_.count(it->first) == 0;
 }
 
+bool InformerManager::starting(std::string_view group, std::string_view version, std::string_view resource,
+                               std::string_view namespace_name, cache::Encoding encoding) {
+  std::lock_guard lock(mu_);
+  auto it = discovered_.find(gvrKey(group, version, resource));
+  if (stopped_ || it == discovered_.end()) return false;
+  const ApiResource& api_resource = it->second;
+  for (std::string_view scope : {std::string_view{}, api_resource.namespaced ? namespace_name : std::string_view{}}) {
+    const std::string key = informerKey(api_resource, scope, encoding);
+    if (pending_.count(key) > 0) return true;
+    if (auto informer = informers_.find(key); informer != informers_.end() && !informer->second->hasSynced()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view group, std::string_view version,
                                                             std::string_view resource, std::string_view namespace_name,
                                                             bool start, cache::Encoding encoding) {
@@ -118,11 +134,8 @@ std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view gro
       return it->second;
     }
   }
+  if (!start || !options_.on_demand) return nullptr;
   const ConfiguredResource* configured = configuredFor(group, resource);
-  // A configured resource asked for in protobuf gets that cache too, on demand or not.
-  const bool may_start =
-      options_.on_demand || (encoding == cache::Encoding::Protobuf && configured != nullptr && configured->start);
-  if (!start || !may_start) return nullptr;
   const bool cluster_wide = forbidden_.count(gvr) == 0 && (configured == nullptr || configured->namespaces.empty());
   if (cluster_wide) {
     enqueueLocked(api_resource, "", true, encoding);

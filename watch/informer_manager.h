@@ -12,8 +12,9 @@
 //   nobody asked for during idle_timeout and held by nobody else (use_count) is stopped
 //   and its memory freed.
 // - A request that negotiated protobuf (N2) is answered from a protobuf informer of its
-//   own, started on demand like any other (for a configured resource even when on-demand
-//   caching is off); custom resources have none, the apiserver serves them in JSON.
+//   own, started on demand like any other (with on-demand caching off, a configured
+//   resource's JSON cache answers such a client in JSON); custom resources have none, the
+//   apiserver serves them in JSON.
 // - A collection whose list is forbidden (403) falls back to per-namespace informers for
 //   the namespaces requests name; cluster-wide requests for it then pass through.
 //
@@ -114,6 +115,8 @@ class InformerManager final : public InformerRegistry {
                                               cache::Encoding encoding = cache::Encoding::Json) override;
   bool known(std::string_view group, std::string_view version, std::string_view resource) const override;
   bool cacheableInProtobuf(std::string_view group, std::string_view version, std::string_view resource) override;
+  bool starting(std::string_view group, std::string_view version, std::string_view resource,
+                std::string_view namespace_name, cache::Encoding encoding) override;
 
   // True once discovery answered and every configured resource has synced (or was
   // found not cacheable: unknown, denied, forbidden, without list/watch).

@@ -37,6 +37,13 @@ class InformerRegistry {
     (void)group, (void)version, (void)resource;
     return false;
   }
+  // True while the informer that would answer such a request is queued or has not synced
+  // yet, so the request may wait for it (--cache-start-wait) instead of passing through.
+  virtual bool starting(std::string_view group, std::string_view version, std::string_view resource,
+                        std::string_view namespace_name, cache::Encoding encoding) {
+    (void)group, (void)version, (void)resource, (void)namespace_name, (void)encoding;
+    return false;
+  }
   // True when discovery lists group/version/resource (cacheable or not is another
   // question). Metrics label only such resources: a path is the client's to choose.
   virtual bool known(std::string_view group, std::string_view version, std::string_view resource) const {

@@ -71,6 +71,10 @@ struct ReflectorOptions {
   // The encoding asked of the upstream and handed to the store (Accept of every list and
   // watch): protobuf caches only built-in types, which the apiserver serves in it.
   cache::Encoding encoding = cache::Encoding::Json;
+  // Whether the first sync waits on the shared RelistLimiter too. An on-demand informer's
+  // first sync is what a waiting client would otherwise ask the upstream itself, so it goes
+  // at once; the limiter spaces the relists that failures bring on together.
+  bool limit_first_sync = true;
   // Try watch-list first; set false for upstreams known not to support it.
   bool use_watch_list = true;
   BackoffOptions backoff;

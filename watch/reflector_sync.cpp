@@ -19,7 +19,8 @@ constexpr int kMaxPaginationRestarts = 3;
 }  // namespace
 
 Reflector::Outcome Reflector::relist(std::stop_token stop) {
-  if (!relist_limiter_.acquire(stop)) return {Outcome::Then::Stop, false};
+  const bool first = !stats_.synced.load(std::memory_order_acquire) && stats_.upstream_relists_total.load() == 0;
+  if (!(first && !options_.limit_first_sync) && !relist_limiter_.acquire(stop)) return {Outcome::Then::Stop, false};
   stats_.upstream_relists_total.fetch_add(1, std::memory_order_relaxed);
   if (watch_list_supported_) {
     bool fall_back = false;

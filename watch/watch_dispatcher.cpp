@@ -17,23 +17,24 @@ class EventFrames {
  public:
   EventFrames(const cache::WatchEvent& event, const FrameEncoder& encoder) : event_(event), encoder_(encoder) {}
 
-  const FrameConstSharedPtr& get(const Delivery& d, uint64_t& encoded) {
-    size_t slot = 0;
+  const FrameConstSharedPtr& get(const Delivery& d, bool metadata_only, uint64_t& encoded) {
+    size_t slot = metadata_only ? 4 : 0;
     if (d.source == DeliverySource::PreviousAtEvent) {
-      slot = 3;
+      slot += 3;
     } else if (d.type == cache::EventType::Modified) {
-      slot = 1;
+      slot += 1;
     } else if (d.type == cache::EventType::Deleted) {
-      slot = 2;
+      slot += 2;
     }
     FrameConstSharedPtr& frame = frames_[slot];
     if (!frame) {
       ++encoded;
-      if (slot == 3) {
+      if (d.source == DeliverySource::PreviousAtEvent) {
         // Leaving the selection: the previous content at this change's RV (W10).
-        frame = encoder_.sharedEvent(d.type, *event_.prev_object->withResourceVersion(event_.resource_version));
+        frame = encoder_.sharedEvent(d.type, *event_.prev_object->withResourceVersion(event_.resource_version),
+                                     metadata_only);
       } else {
-        frame = encoder_.sharedEvent(d.type, *event_.object);
+        frame = encoder_.sharedEvent(d.type, *event_.object, metadata_only);
       }
     }
     return frame;
@@ -42,7 +43,8 @@ class EventFrames {
  private:
   const cache::WatchEvent& event_;
   const FrameEncoder& encoder_;
-  std::array<FrameConstSharedPtr, 4> frames_;
+  // ADDED, MODIFIED, DELETED, DELETED-of-previous; then the same as PartialObjectMetadata.
+  std::array<FrameConstSharedPtr, 8> frames_;
 };
 
 }  // namespace
@@ -156,7 +158,7 @@ void WatchDispatcher::onEvents(std::span<const cache::WatchEvent> events) {
           const auto delivery = w->filter().convert(event);
           if (!delivery) continue;
           if (w->pending_.empty()) touched.push_back(w);
-          w->pending_.push_back(QueuedFrame{frames.get(*delivery, encoded), event.resource_version});
+          w->pending_.push_back(QueuedFrame{frames.get(*delivery, w->metadataOnly(), encoded), event.resource_version});
         }
       };
       auto visitIndexed = [&](std::unordered_map<std::string, Bucket>& index, std::string_view a, std::string_view b) {

@@ -268,11 +268,11 @@ class ProtobufCacheTest(unittest.TestCase):
         self.compare("/api/v1/services?fieldSelector=spec.type%%3DNodePort&resourceVersion=%d&resourceVersionMatch=Exact"
                      % rv, GO_CLIENT)
 
-    def watch_both(self, path):
+    def watch_both(self, path, accept=GO_CLIENT):
         """The same protobuf watch through the proxy (which must answer from its cache) and
         directly; both end by timeoutSeconds."""
-        mine = self.via_proxy(path, GO_CLIENT)
-        theirs = self.plane.request(path, headers={"Accept": GO_CLIENT})
+        mine = self.via_proxy(path, accept)
+        theirs = self.plane.request(path, headers={"Accept": accept})
         self.assertEqual(mine.status, 200, mine.body[:200])
         self.assertEqual(theirs.status, 200, theirs.body[:200])
         self.assertEqual(dict(mine.headers).get(SERVED_BY), "cache")
@@ -340,6 +340,33 @@ class ProtobufCacheTest(unittest.TestCase):
         self.assertEqual([event_type(f) for f in changes_theirs], ["ADDED", "ADDED", "ADDED", "MODIFIED", "DELETED"])
         self.assertEqual(changes_mine, changes_theirs)
         type(self).requests += 1
+
+    def test_metadata_watch_from_the_protobuf_cache(self):
+        """N4 for watches, what client-go's metadata informers (the garbage collector, quota)
+        send: PartialObjectMetadata events and bookmarks in protobuf, frame for frame."""
+        rv = self.cache_rv("/api/v1/secrets")
+        base = "/api/v1/namespaces/pb-data/secrets"
+        self.assertEqual(self.plane.request(base, "POST", {"metadata": {"name": "m-0"}, "stringData": {"k": "v"}}).status, 201)
+        self.assertEqual(self.plane.request(base + "/m-0", "DELETE").status, 200)
+        harness.wait_for(lambda: self.cache_rv("/api/v1/secrets") > rv, timeout=10, interval=0.1)
+        mine, theirs = self.watch_both(base + "?watch=1&resourceVersion=%d&timeoutSeconds=2" % rv, METADATA)
+        changes = [f for f in theirs if event_type(f) != "BOOKMARK"]
+        self.assertEqual([event_type(f) for f in changes], ["ADDED", "DELETED"])
+        self.assertEqual([f for f in mine if event_type(f) != "BOOKMARK"], changes)
+        self.assertIn(b"PartialObjectMetadata", changes[0])
+        # Watch-list: the state as metadata, then the end bookmark as PartialObjectMetadata.
+        mine, theirs = self.watch_both(base + "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+                                       "&allowWatchBookmarks=true&timeoutSeconds=2", METADATA)
+        self.assertEqual([f for f in mine if event_type(f) == "ADDED"], [f for f in theirs if event_type(f) == "ADDED"])
+        ends_mine = [f for f in mine if event_type(f) == "BOOKMARK"]
+        ends_theirs = [f for f in theirs if event_type(f) == "BOOKMARK"]
+        self.assertTrue(ends_mine and ends_theirs)
+        if self.bookmark_rv(ends_mine[0]) == self.bookmark_rv(ends_theirs[0]):
+            self.assertEqual(ends_mine[0], ends_theirs[0])
+        else:
+            self.assertEqual(len(ends_mine[0]) - len(str(self.bookmark_rv(ends_mine[0]))),
+                             len(ends_theirs[0]) - len(str(self.bookmark_rv(ends_theirs[0]))))
+        type(self).requests += 2
 
     def test_zzz_no_mismatch(self):
         """Runs last (unittest orders by name): every comparison above agreed."""

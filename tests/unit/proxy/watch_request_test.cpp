@@ -134,19 +134,32 @@ TEST_CASE("Too old and too large watch errors carry the apiserver's Status (W5, 
         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: Too large resource version: 99999, current: 12500","reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1},"code":504})");
 }
 
-TEST_CASE("W2, N2: a watch streams in the encoding the apiserver would pick; transforms pass through") {
+TEST_CASE("W2, N2, N4: a watch streams in the encoding the apiserver would pick; other transforms pass through") {
   using cache::Encoding;
-  CHECK(proxy::watchEncoding("") == Encoding::Json);
-  CHECK(proxy::watchEncoding("application/json") == Encoding::Json);
-  CHECK(proxy::watchEncoding("*/*") == Encoding::Json);
+  auto encoding = [](std::string_view accept) -> std::optional<Encoding> {
+    const auto media = proxy::watchMedia(accept);
+    if (!media || media->metadata_only) return std::nullopt;
+    return media->encoding;
+  };
+  CHECK(encoding("") == Encoding::Json);
+  CHECK(encoding("application/json") == Encoding::Json);
+  CHECK(encoding("*/*") == Encoding::Json);
   // client-go's typed clients with the protobuf content type, and kube components.
-  CHECK(proxy::watchEncoding("application/vnd.kubernetes.protobuf, */*") == Encoding::Protobuf);
-  CHECK(proxy::watchEncoding("application/vnd.kubernetes.protobuf;stream=watch") == Encoding::Protobuf);
-  CHECK(proxy::watchEncoding("application/json, application/vnd.kubernetes.protobuf") == Encoding::Json);
-  CHECK(proxy::watchEncoding("application/vnd.kubernetes.protobuf;q=0.5, application/json") == Encoding::Json);
-  CHECK(proxy::watchEncoding("application/yaml, application/vnd.kubernetes.protobuf") == Encoding::Protobuf);
-  // Metadata informers' watches and Tables are rendered by the upstream.
-  CHECK_FALSE(proxy::watchEncoding("application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
-                                   "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"));
-  CHECK_FALSE(proxy::watchEncoding("text/html"));
+  CHECK(encoding("application/vnd.kubernetes.protobuf, */*") == Encoding::Protobuf);
+  CHECK(encoding("application/vnd.kubernetes.protobuf;stream=watch") == Encoding::Protobuf);
+  CHECK(encoding("application/json, application/vnd.kubernetes.protobuf") == Encoding::Json);
+  CHECK(encoding("application/vnd.kubernetes.protobuf;q=0.5, application/json") == Encoding::Json);
+  CHECK(encoding("application/yaml, application/vnd.kubernetes.protobuf") == Encoding::Protobuf);
+  // Metadata informers' watches in protobuf come from the protobuf cache as metadata.
+  const auto metadata = proxy::watchMedia(
+      "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
+  REQUIRE(metadata);
+  CHECK(metadata->encoding == Encoding::Protobuf);
+  CHECK(metadata->metadata_only);
+  // JSON metadata, v1beta1 and Tables are rendered by the upstream.
+  CHECK_FALSE(proxy::watchMedia("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"));
+  CHECK_FALSE(proxy::watchMedia("application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1"));
+  CHECK_FALSE(proxy::watchMedia("application/json;as=Table;g=meta.k8s.io;v=v1"));
+  CHECK_FALSE(proxy::watchMedia("text/html"));
 }
