@@ -139,7 +139,8 @@ TEST_CASE("W2: protobuf watch events decode to the same events as JSON lines") {
 
   // W5: an ERROR event carries a protobuf Status.
   cache::Status gone{cache::Reason::Expired, "too old resource version: 1 (50)"};
-  const auto status = cache::protobuf::parseEnvelope(cache::statusProtobuf(gone));
+  const std::string status_body = cache::statusProtobuf(gone);  // the views below point into it
+  const auto status = cache::protobuf::parseEnvelope(status_body);
   REQUIRE(status);
   auto error = decoder.decode(protobufEvent("ERROR", status->raw, "Status"));
   REQUIRE(error.event);
