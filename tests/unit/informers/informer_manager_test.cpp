@@ -437,3 +437,21 @@ TEST_CASE("N2: a resource read in protobuf gets an informer of its own; one the 
   CHECK(f.upstream.openedFor("secrets/") == 1);  // not asked again
   CHECK_FALSE(manager.cacheableInProtobuf("", "v1", "widgets"));  // unknown
 }
+
+TEST_CASE("An informer queued or syncing is 'starting' (--cache-start-wait waits for it); a synced one is not") {
+  Fixture f;
+  std::mutex gate;
+  std::unique_lock held(gate);
+  f.upstream.before_each_line = [&gate] { std::lock_guard pass(gate); };
+  auto& manager = f.start();
+  f.rounds();
+  CHECK_FALSE(manager.starting("", "v1", "pods", "", cache::Encoding::Json));  // nobody asked yet
+  CHECK_FALSE(manager.find("", "v1", "pods", ""));
+  CHECK(manager.starting("", "v1", "pods", "", cache::Encoding::Json));
+  CHECK(manager.starting("", "v1", "pods", "default", cache::Encoding::Json));  // the whole collection answers it
+  CHECK_FALSE(manager.starting("", "v1", "pods", "", cache::Encoding::Protobuf));
+  CHECK_FALSE(manager.starting("", "v1", "widgets", "", cache::Encoding::Json));  // not served: never starts
+  held.unlock();
+  REQUIRE(f.synced("", "v1", "pods"));
+  CHECK_FALSE(manager.starting("", "v1", "pods", "", cache::Encoding::Json));
+}
