@@ -97,6 +97,11 @@ class Object : public std::enable_shared_from_this<Object> {
   uint64_t resourceVersion() const { return meta_.resource_version; }
   // metadata.uid as written (see ObjectLayout::uid_value).
   std::string_view uid() const { return bytes().substr(layout_.uid_value.begin, layout_.uid_value.size()); }
+  // The metadata as stored (ObjectLayout::metadata): the JSON object, or the protobuf
+  // ObjectMeta message; "" when the layout has none.
+  std::string_view metadataBytes() const {
+    return bytes().substr(layout_.metadata.begin, layout_.metadata.size());
+  }
 
   // Appends bytes() without the top-level kind/apiVersion members (L1 list items).
   void appendWithoutTypeMeta(std::string& out) const;

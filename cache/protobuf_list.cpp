@@ -122,10 +122,10 @@ void appendPartialObjectMetadataItemPrefix(std::string& out, size_t metadata_siz
   appendVarint(out, metadata_size);
 }
 
-std::string partialObjectMetadata(std::string_view metadata) {
-  std::string out;
-  appendBytesField(out, 1, metadata);
-  return out;
+void appendPartialObjectMetadata(std::string& out, std::string_view metadata) {
+  std::string message;
+  appendBytesField(message, 1, metadata);
+  appendEnvelope(out, "meta.k8s.io/v1", "PartialObjectMetadata", message);
 }
 
 std::optional<std::string_view> takeFrame(std::string_view& stream, bool& too_long) {

@@ -53,8 +53,9 @@ void appendItemPrefix(std::string& out, size_t item_size);
 // Before the ObjectMeta (`metadata_size` bytes) of a PartialObjectMetadata {1: metadata}
 // item: the item's prefix and the message's own.
 void appendPartialObjectMetadataItemPrefix(std::string& out, size_t metadata_size);
-// A PartialObjectMetadata message around an ObjectMeta's bytes (to be enveloped).
-std::string partialObjectMetadata(std::string_view metadata);
+// Appends a PartialObjectMetadata {1: metadata} around an ObjectMeta's bytes, in its
+// envelope (meta.k8s.io/v1): a GET's body, or a watch event's object.
+void appendPartialObjectMetadata(std::string& out, std::string_view metadata);
 
 // One watch event: `object` is an enveloped object (kMagic + Unknown).
 struct WatchEventView {

@@ -389,10 +389,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveGet(DownstreamRequest& req, 
   if (route.format == ReadFormat::Protobuf) {
     cache::protobuf::appendEnvelope(body, resource.apiVersion(), resource.kind, object->bytes());
   } else if (route.format == ReadFormat::ProtobufPartialObjectMetadata) {
-    const cache::ByteRange metadata = object->layout().metadata;
-    cache::protobuf::appendEnvelope(
-        body, "meta.k8s.io/v1", "PartialObjectMetadata",
-        cache::protobuf::partialObjectMetadata(object->bytes().substr(metadata.begin, metadata.size())));
+    cache::protobuf::appendPartialObjectMetadata(body, object->metadataBytes());
   } else if (route.format == ReadFormat::PartialObjectMetadata) {
     body = partialObjectMetadata(*object, resource.custom);
   } else {

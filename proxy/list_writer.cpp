@@ -23,10 +23,6 @@ bool isPartial(ItemForm form) {
 
 bool isProtobuf(ItemForm form) { return form == ItemForm::Protobuf || form == ItemForm::ProtobufPartialObjectMetadata; }
 
-std::string_view protobufMetadata(const cache::Object& object) {
-  const cache::ByteRange r = object.layout().metadata;
-  return object.bytes().substr(r.begin, r.size());
-}
 
 }  // namespace
 
@@ -121,7 +117,7 @@ void ListWriter::buildProtobuf(const ListEnvelope& envelope) {
     prefix_offsets_.push_back(static_cast<uint32_t>(prefixes_.size()));
     size_t size = 0;
     if (partial) {
-      metadata_.push_back(protobufMetadata(*item));
+      metadata_.push_back(item->metadataBytes());
       size = metadata_.back().size();
       cache::protobuf::appendPartialObjectMetadataItemPrefix(prefixes_, size);
     } else {

@@ -263,9 +263,8 @@ constexpr std::array<ObjectMetaField, 15> kObjectMetaFields = {{
 
 std::string_view storedMetadata(const cache::Object& object) {
   // The extractor recorded where metadata lies; no parse per served object.
-  const cache::ByteRange metadata = object.layout().metadata;
-  if (metadata.empty()) return "{}";
-  return object.bytes().substr(metadata.begin, metadata.size());
+  const std::string_view metadata = object.metadataBytes();
+  return metadata.empty() ? std::string_view("{}") : metadata;
 }
 
 std::string objectMetaInStructOrder(std::string_view sorted_metadata) {

@@ -76,9 +76,6 @@ std::string_view FrameEncoder::contentType() const {
 
 namespace {
 
-constexpr std::string_view kMetaApiVersion = "meta.k8s.io/v1";
-constexpr std::string_view kPartialObjectMetadata = "PartialObjectMetadata";
-
 // The ObjectMeta bytes of a protobuf object message (field 1); "" when it has none.
 std::string_view protobufMetadata(std::string_view message) {
   const auto view = cache::protobuf::parseObjectMeta(message);
@@ -91,9 +88,7 @@ std::string FrameEncoder::event(cache::EventType type, const cache::Object& obje
   if (encoding_ == cache::Encoding::Json) return encodeEvent(type, object.bytes());
   std::string enveloped;
   if (metadata_only) {
-    const cache::ByteRange m = object.layout().metadata;
-    cache::protobuf::appendEnvelope(enveloped, kMetaApiVersion, kPartialObjectMetadata,
-                                    cache::protobuf::partialObjectMetadata(object.bytes().substr(m.begin, m.size())));
+    cache::protobuf::appendPartialObjectMetadata(enveloped, object.metadataBytes());
   } else {
     cache::protobuf::appendEnvelope(enveloped, api_version_, kind_, object.bytes());
   }
@@ -119,8 +114,7 @@ std::string FrameEncoder::bookmark(std::string_view object, bool metadata_only) 
   std::string enveloped;
   if (metadata_only) {
     // The apiserver turns the bookmark's empty object into a PartialObjectMetadata too.
-    cache::protobuf::appendEnvelope(enveloped, kMetaApiVersion, kPartialObjectMetadata,
-                                    cache::protobuf::partialObjectMetadata(protobufMetadata(object)));
+    cache::protobuf::appendPartialObjectMetadata(enveloped, protobufMetadata(object));
   } else {
     cache::protobuf::appendEnvelope(enveloped, api_version_, kind_, object);
   }

@@ -100,9 +100,7 @@ TEST_CASE("N2: every committed fixture parses into a stored object read in place
     CHECK(object.meta().has_deletion_timestamp == view->has_deletion_timestamp);
     CHECK(object.uid() == view->uid);
     for (const auto& [key, value] : view->labels) CHECK(lookup(object.meta().labels, key) == value);
-    const ByteRange metadata = object.layout().metadata;
-    CHECK(object.bytes().substr(metadata.begin, metadata.size()) ==
-          std::string_view(raw).substr(view->metadata.offset, view->metadata.length));
+    CHECK(object.metadataBytes() == std::string_view(raw).substr(view->metadata.offset, view->metadata.length));
     ++seen;
   }
   CHECK(seen >= 10);

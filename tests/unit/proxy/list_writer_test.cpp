@@ -221,10 +221,11 @@ TEST_CASE("N2: a protobuf list from the cache is the List the apiserver writes, 
   CHECK(drainSlices(gathered, 4) == expected);
 
   // PartialObjectMetadataList: each item {1: the stored ObjectMeta}.
+  // Each item {1: the stored ObjectMeta}: tag 0a, a one-byte length (these are short).
   std::vector<std::string> partial;
   for (const auto& item : items) {
-    const cache::ByteRange m = item->layout().metadata;
-    partial.push_back(cache::protobuf::partialObjectMetadata(item->bytes().substr(m.begin, m.size())));
+    const std::string_view meta = item->metadataBytes();
+    partial.push_back("\x0a" + std::string(1, static_cast<char>(meta.size())) + std::string(meta));
   }
   std::string expected_partial;
   cache::protobuf::appendList(expected_partial, "meta.k8s.io/v1", "PartialObjectMetadataList",
