@@ -14,7 +14,7 @@ APT_PACKAGES=(
   libcli11-dev libspdlog-dev libfmt-dev libprotobuf-dev
 )
 $build_only || APT_PACKAGES+=(
-  clang libclang-rt-14-dev llvm-14
+  clang libclang-rt-14-dev llvm-14 ccache
   openssl curl unzip procps python3-kubernetes nginx-light wrk
 )
 # Node.js may come from elsewhere (with its own npm); only ask Debian for it when absent.
