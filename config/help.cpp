@@ -118,6 +118,11 @@ Limits (defaults as kube-apiserver's; 0 means unlimited where noted):
                                (default: half the open-file limit; 0: unlimited)
   --max-connections-per-client N  the same per client address (default 0: unlimited)
 
+HTTP/2 (as kube-apiserver serves it):
+  --http2                      offer HTTP/2: by ALPN on TLS, by prior knowledge (h2c) on plain
+                               connections (default true; false: HTTP/1.1 only)
+  --http2-max-streams-per-connection N  concurrent streams per HTTP/2 connection (default 100)
+
 Logging:
   --log-format text|json    log line format (default text)
   -v, --v N                 log verbosity, 0 to 9 (default 0)

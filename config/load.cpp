@@ -127,6 +127,14 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.max_connections_per_client) {
     config.max_connections_per_client = parseWholeNumber(*settings.max_connections_per_client);
   }
+  if (settings.http2) config.http2 = parseBool(*settings.http2);
+  if (settings.http2_max_streams_per_connection) {
+    config.http2_max_streams_per_connection = parseWholeNumber(*settings.http2_max_streams_per_connection);
+    if (config.http2_max_streams_per_connection == 0 || config.http2_max_streams_per_connection > 0x7fffffff) {
+      throw ConfigError(settings.http2_max_streams_per_connection->origin + " \"" +
+                        settings.http2_max_streams_per_connection->value + "\": want 1 to 2147483647");
+    }
+  }
   if (settings.resources) {
     for (const ResourceSetting& setting : *settings.resources) {
       CacheResourceConfig resource = parseResourceSetting(setting);

@@ -92,6 +92,8 @@ struct Settings {
   std::optional<Setting> max_inflight_reviews;
   std::optional<Setting> max_connections;
   std::optional<Setting> max_connections_per_client;
+  std::optional<Setting> http2;
+  std::optional<Setting> http2_max_streams_per_connection;
   std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
 };
@@ -158,6 +160,8 @@ inline constexpr ScalarField kScalarFields[] = {
     {"max-inflight-reviews", &Settings::max_inflight_reviews, false, false},
     {"max-connections", &Settings::max_connections, false, false},
     {"max-connections-per-client", &Settings::max_connections_per_client, false, false},
+    {"http2", &Settings::http2, false, true},
+    {"http2-max-streams-per-connection", &Settings::http2_max_streams_per_connection, false, false},
 };
 
 inline constexpr ListField kListFields[] = {

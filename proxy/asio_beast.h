@@ -3,7 +3,8 @@
 // headers (downstream_stream.h, upstream_connection.h, upstream.h, upstream_pool.h,
 // raw_parser.h, downstream_request.h, passthrough.h, cache_serving.h) build on it, and
 // so do the translation units that serve connections (proxy_server.cpp, passthrough.cpp,
-// upstream_pool.cpp, cached_read.cpp, cached_watch.cpp, freshness_probe.cpp). Each such
+// upstream_pool.cpp, cached_read.cpp, cached_watch.cpp, freshness_probe.cpp,
+// upgrade_splice.cpp, http2_session.cpp, http2_stream.cpp). Each such
 // translation unit costs tens of seconds to compile: public headers and plain code
 // forward-declare instead, and never include this.
 //

@@ -96,8 +96,8 @@ asio::awaitable<ForwardOutcome> writeStatus(DownstreamRequest& req, CacheContext
 // bytes waits for room (bounded by `timeout`) and the loop goes on. Throws on failure.
 asio::awaitable<void> gatherWrite(DownstreamStream& downstream, const std::vector<std::string_view>& slices,
                                   std::chrono::milliseconds timeout) {
-  if (downstream.tls()) {
-    // TLS encrypts in user space anyway: one buffer-sequence write through the stream.
+  if (downstream.directDescriptor() < 0) {
+    // TLS encrypts in user space anyway, an HTTP/2 stream frames: one buffer-sequence write.
     std::vector<asio::const_buffer> buffers;
     buffers.reserve(slices.size());
     for (std::string_view s : slices) buffers.push_back(asio::buffer(s.data(), s.size()));

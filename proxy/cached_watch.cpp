@@ -341,8 +341,7 @@ asio::awaitable<std::optional<ForwardOutcome>> streamWatch(DownstreamRequest& re
     }
     live.last_rv = last_rv;
     live.events_sent = events_sent;
-    error_code ignored;
-    req.stream.socket().set_option(asio::socket_base::send_buffer_size(kLiveSendBuffer), ignored);
+    req.stream.setSendBufferSize(kLiveSendBuffer);
     co_await streamLive(live, *wake_timer, *client, ctx, *cached, plan, started, deadline);
     if (!client->gone) co_await writeDownstream(req.stream, "0\r\n\r\n", options.write_timeout);
   } catch (...) {

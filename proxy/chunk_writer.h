@@ -32,8 +32,8 @@ class ChunkWriter {
   ChunkWriter(DownstreamStream& stream, std::chrono::milliseconds timeout)
       : stream_(stream),
         timeout_(timeout),
-        fd_(stream.tls() ? -1 : stream.socket().native_handle()),
-        client_(stream.tcp().rate_policy().client) {}
+        fd_(stream.directDescriptor()),
+        client_(stream.client()) {}
   ChunkWriter(const ChunkWriter&) = delete;
   ChunkWriter& operator=(const ChunkWriter&) = delete;
 

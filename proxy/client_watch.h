@@ -61,7 +61,7 @@ inline std::shared_ptr<ClientWatch> startClientWatch(DownstreamStream& stream, b
 inline asio::awaitable<void> endClientWatch(ClientWatch& watch, DownstreamStream& stream) {
   if (watch.finished) co_return;
   error_code ignored;
-  stream.socket().cancel(ignored);
+  stream.cancelReads();
   co_await watch.done->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// DownstreamStream: one client connection, plain or TLS, with the byte counting that
+// DownstreamStream: one client connection, plain or TLS, or one HTTP/2 stream, with the byte counting that
 // attributes what it writes to the client it serves.
 
 #include <chrono>
@@ -9,8 +9,10 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "proxy/asio_beast.h"
+#include "proxy/http2_stream.h"
 #include "proxy/proxy_metrics.h"
 
 namespace proxy::io {
@@ -36,7 +38,9 @@ class CountingRatePolicy {
 using TcpStream = beast::basic_stream<asio::ip::tcp, asio::any_io_executor, CountingRatePolicy>;
 using TlsStream = beast::ssl_stream<TcpStream>;
 
-// One client connection, plain or TLS (gateway mode serves TLS). Satisfies Asio's
+// One client connection, plain or TLS (gateway mode serves TLS), or one HTTP/2 stream
+// of such a connection (proxy/http2_stream.h), which the request code serves as if it
+// were a connection carrying one HTTP/1.1 request. Satisfies Asio's
 // AsyncReadStream/AsyncWriteStream so Beast's read and Asio's write work on it; the
 // timeouts of the TCP layer bound the TLS operations above it too.
 class DownstreamStream {
@@ -46,41 +50,87 @@ class DownstreamStream {
   // TLS when `tls` is set (the handshake is the caller's), else plain TCP.
   DownstreamStream(asio::ip::tcp::socket&& socket, std::shared_ptr<asio::ssl::context> tls)
       : tls_(std::move(tls)), stream_(make(std::move(socket), tls_.get())) {}
+  explicit DownstreamStream(std::shared_ptr<Http2Stream> stream)
+      : stream_(std::in_place_index<2>, std::move(stream)) {}
 
-  executor_type get_executor() { return tcp().get_executor(); }
+  executor_type get_executor() { return http2() ? http2()->executor() : tcp().get_executor(); }
+  // The connection's layers; not for an HTTP/2 stream (see the accessors below).
   TcpStream& tcp() { return stream_.index() == 0 ? std::get<0>(stream_) : beast::get_lowest_layer(std::get<1>(stream_)); }
   asio::ip::tcp::socket& socket() { return tcp().socket(); }
   TlsStream* tls() { return stream_.index() == 1 ? &std::get<1>(stream_) : nullptr; }
-  void expires_after(std::chrono::steady_clock::duration d) { tcp().expires_after(d); }
-  void expires_never() { tcp().expires_never(); }
-  void cancel() { tcp().cancel(); }
-  void close() { tcp().close(); }
+  Http2Stream* http2() { return stream_.index() == 2 ? std::get<2>(stream_).get() : nullptr; }
+  // The socket's descriptor when bytes may be sent to it directly (plain TCP), else -1.
+  int directDescriptor() { return stream_.index() == 0 ? std::get<0>(stream_).socket().native_handle() : -1; }
+
+  void expires_after(std::chrono::steady_clock::duration d) {
+    if (auto* h2 = http2()) return h2->expiresAfter(d);
+    tcp().expires_after(d);
+  }
+  void expires_never() {
+    if (auto* h2 = http2()) return h2->expiresNever();
+    tcp().expires_never();
+  }
+  void cancel() {
+    if (auto* h2 = http2()) return h2->cancel();
+    tcp().cancel();
+  }
+  // Ends the client's side: closes a connection, ends (or resets) an HTTP/2 stream.
+  void close() {
+    if (auto* h2 = http2()) return h2->finish();
+    tcp().close();
+  }
+  // No more response bytes: half-closes a connection, ends an HTTP/2 stream's response.
+  void shutdownSend() {
+    error_code ignored;
+    if (auto* h2 = http2()) return h2->finish();
+    socket().shutdown(asio::socket_base::shutdown_send, ignored);
+  }
+  // Cancels a read waiting for the client (ClientWatch).
+  void cancelReads() {
+    error_code ignored;
+    if (auto* h2 = http2()) return h2->cancel();
+    socket().cancel(ignored);
+  }
+  void setSendBufferSize(int bytes) {
+    error_code ignored;
+    if (!http2()) socket().set_option(asio::socket_base::send_buffer_size(bytes), ignored);
+  }
+  // The client whose metrics count the bytes written.
+  void setClient(ClientMetrics* client) {
+    if (auto* h2 = http2()) {
+      h2->client = client;
+    } else {
+      tcp().rate_policy().client = client;
+    }
+  }
+  ClientMetrics* client() { return http2() ? http2()->client : tcp().rate_policy().client; }
   // Bytes written straight to the socket (sendmsg fast paths), bypassing the stream's
   // rate policy, still count for the client's metrics.
   void countWritten(std::size_t n) {
-    if (ClientMetrics* client = tcp().rate_policy().client; client && n > 0) client->bytesSent(n);
+    if (ClientMetrics* c = client(); c && n > 0) c->bytesSent(n);
   }
 
   template <class MutableBuffers, class Token>
   auto async_read_some(const MutableBuffers& buffers, Token&& token) {
     return asio::async_initiate<Token, void(error_code, size_t)>(
         [this](auto handler, const MutableBuffers& b) {
-          std::visit([&](auto& s) { s.async_read_some(b, std::move(handler)); }, stream_);
+          if (auto* h2 = http2()) return h2->asyncRead(firstBuffer(b), erase(std::move(handler)));
+          if (stream_.index() == 0) return std::get<0>(stream_).async_read_some(b, std::move(handler));
+          std::get<1>(stream_).async_read_some(b, std::move(handler));
         },
         token, buffers);
   }
   // A read that no timeout of the TCP layer bounds (watching for a client leaving while
   // the response's writes set and clear their own timeouts): the raw socket, or the
   // TLS stream (whose lower-layer reads start untimed while no write deadline is set).
+  // An HTTP/2 stream's read after its request ends waits for the client to reset it.
   template <class MutableBuffers, class Token>
   auto async_read_some_untimed(const MutableBuffers& buffers, Token&& token) {
     return asio::async_initiate<Token, void(error_code, size_t)>(
         [this](auto handler, const MutableBuffers& b) {
-          if (auto* s = tls()) {
-            s->async_read_some(b, std::move(handler));
-          } else {
-            socket().async_read_some(b, std::move(handler));
-          }
+          if (auto* h2 = http2()) return h2->asyncRead(firstBuffer(b), erase(std::move(handler)));
+          if (auto* s = tls()) return s->async_read_some(b, std::move(handler));
+          socket().async_read_some(b, std::move(handler));
         },
         token, buffers);
   }
@@ -88,19 +138,39 @@ class DownstreamStream {
   auto async_write_some(const ConstBuffers& buffers, Token&& token) {
     return asio::async_initiate<Token, void(error_code, size_t)>(
         [this](auto handler, const ConstBuffers& b) {
-          std::visit([&](auto& s) { s.async_write_some(b, std::move(handler)); }, stream_);
+          if (auto* h2 = http2()) {
+            return h2->asyncWrite(std::vector<asio::const_buffer>(asio::buffer_sequence_begin(b), asio::buffer_sequence_end(b)),
+                                  erase(std::move(handler)));
+          }
+          if (stream_.index() == 0) return std::get<0>(stream_).async_write_some(b, std::move(handler));
+          std::get<1>(stream_).async_write_some(b, std::move(handler));
         },
         token, buffers);
   }
 
  private:
-  static std::variant<TcpStream, TlsStream> make(asio::ip::tcp::socket&& socket, asio::ssl::context* tls) {
-    if (tls) return std::variant<TcpStream, TlsStream>(std::in_place_index<1>, std::move(socket), *tls);
-    return std::variant<TcpStream, TlsStream>(std::in_place_index<0>, std::move(socket));
+  static std::variant<TcpStream, TlsStream, std::shared_ptr<Http2Stream>> make(asio::ip::tcp::socket&& socket,
+                                                                                asio::ssl::context* tls) {
+    using Variant = std::variant<TcpStream, TlsStream, std::shared_ptr<Http2Stream>>;
+    if (tls) return Variant(std::in_place_index<1>, std::move(socket), *tls);
+    return Variant(std::in_place_index<0>, std::move(socket));
+  }
+  template <class MutableBuffers>
+  static asio::mutable_buffer firstBuffer(const MutableBuffers& buffers) {
+    for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers); ++it) {
+      if (asio::mutable_buffer b(*it); b.size() > 0) return b;
+    }
+    return {};
+  }
+  // Asio's handlers are move-only; the stream keeps one per direction as a std::function.
+  template <class Handler>
+  static Http2Stream::IoHandler erase(Handler&& handler) {
+    auto shared = std::make_shared<std::decay_t<Handler>>(std::forward<Handler>(handler));
+    return [shared](error_code ec, size_t n) { (*shared)(ec, n); };
   }
 
   std::shared_ptr<asio::ssl::context> tls_;  // outlives the SSL object made from it
-  std::variant<TcpStream, TlsStream> stream_;
+  std::variant<TcpStream, TlsStream, std::shared_ptr<Http2Stream>> stream_;
 };
 
 // Writes `data` to the client, bounded by `timeout`. Throws on failure.

@@ -30,6 +30,11 @@ inline constexpr Family kUpstreamErrors{"kube_cache_proxy_upstream_errors_total"
                                         "Failures reaching the upstream apiserver.", Type::Counter};
 inline constexpr Family kOpenConnections{"kube_cache_proxy_open_connections", "Open downstream client connections.",
                                          Type::Gauge};
+inline constexpr Family kHttp2Connections{"kube_cache_proxy_http2_connections_total",
+                                          "Downstream connections served as HTTP/2, by how it was chosen.",
+                                          Type::Counter};
+inline constexpr Family kHttp2Streams{"kube_cache_proxy_http2_streams_total",
+                                      "Requests served on HTTP/2 streams.", Type::Counter};
 inline constexpr Family kLimitRefusals{
     "kube_cache_proxy_limit_refusals_total",
     "Connections closed and requests answered 429 because a bound was reached, by bound.", Type::Counter};

@@ -15,6 +15,7 @@
 #include "proxy/client_watch.h"
 #include "proxy/routing.h"
 #include "proxy/session.h"
+#include "proxy/upgrade_splice.h"
 #include "proxy/proxy_metrics.h"
 #include "proxy/read_route.h"
 #include "proxy/status_negotiation.h"
@@ -173,7 +174,7 @@ asio::awaitable<ForwardOutcome> refuseLargeBody(DownstreamRequest& req, const Se
       statusEncodingFor(findHeader(req.headers, "Accept")));
   co_await writeDownstream(req.stream, formatAnswer(answer, false), options.write_timeout);
   error_code ec;
-  req.stream.socket().shutdown(asio::socket_base::shutdown_send, ec);
+  req.stream.shutdownSend();
   std::array<char, 16384> sink;
   req.stream.expires_after(std::chrono::milliseconds(500));
   while (!ec) co_await req.stream.async_read_some(asio::buffer(sink), redirect_error(use_awaitable, ec));

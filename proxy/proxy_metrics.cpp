@@ -41,6 +41,8 @@ struct ProxyMetrics::Impl {
   prometheus::Family<Counter>& limit_refusals = registerFamily<Counter>(registry, metric::kLimitRefusals);
   prometheus::Family<Counter>& connection_timeouts = registerFamily<Counter>(registry, metric::kConnectionTimeouts);
   Gauge& open_streams = registerFamily<Gauge>(registry, metric::kOpenStreams).Add({});
+  prometheus::Family<Counter>& http2_connections = registerFamily<Counter>(registry, metric::kHttp2Connections);
+  Counter& http2_streams = registerFamily<Counter>(registry, metric::kHttp2Streams).Add({});
   prometheus::Family<Gauge>& cached_watchers = registerFamily<Gauge>(registry, metric::kCachedWatchers);
   prometheus::Family<Counter>& cached_watch_events = registerFamily<Counter>(registry, metric::kCachedWatchEventsSent);
   prometheus::Family<Counter>& cached_watch_slow =
@@ -121,6 +123,10 @@ void ProxyMetrics::upstreamError(std::string_view kind) {
 
 void ProxyMetrics::connectionOpened() { impl_->open_connections.Increment(); }
 void ProxyMetrics::connectionClosed() { impl_->open_connections.Decrement(); }
+void ProxyMetrics::http2ConnectionOpened(std::string_view negotiation) {
+  impl_->http2_connections.Add({{"negotiation", std::string(negotiation)}}).Increment();
+}
+void ProxyMetrics::http2StreamOpened() { impl_->http2_streams.Increment(); }
 void ProxyMetrics::streamOpened() { impl_->open_streams.Increment(); }
 void ProxyMetrics::streamClosed() { impl_->open_streams.Decrement(); }
 

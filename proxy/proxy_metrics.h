@@ -65,6 +65,9 @@ class ProxyMetrics {
                       double seconds, bool long_running);
   void upstreamError(std::string_view kind);
   void connectionOpened();
+  // A connection served as HTTP/2 ("alpn" or "prior_knowledge"), and each of its requests.
+  void http2ConnectionOpened(std::string_view negotiation);
+  void http2StreamOpened();
   void connectionClosed();
   void streamOpened();
   void streamClosed();

@@ -45,6 +45,16 @@ namespace proxy::io {
 struct Session {
   Session(asio::ip::tcp::socket&& socket, std::shared_ptr<asio::ssl::context> tls)
       : stream(std::move(socket), tls), verified_with(std::move(tls)) {}
+  // One stream of the HTTP/2 connection `connection`, which outlives it: the request is
+  // its connection's, so is the client certificate.
+  Session(std::shared_ptr<Http2Stream> h2, Session& connection)
+      : stream(std::move(h2)),
+        awaiting_first_request(false),
+        opened_at(connection.opened_at),
+        certificate_user(connection.certificate_user),
+        certificate_not_after(connection.certificate_not_after),
+        verified_with(connection.verified_with),
+        connection(&connection) {}
   DownstreamStream stream;
   beast::flat_buffer buffer;
   SessionControl control;
@@ -60,6 +70,7 @@ struct Session {
   // The serving context (client CA) the certificate was last verified with.
   std::shared_ptr<asio::ssl::context> verified_with;
   ClientLimiter::Slot connection_slot;             // held for the connection's lifetime
+  Session* connection = nullptr;  // an HTTP/2 stream's connection (its TLS session)
 };
 using SessionPtr = std::shared_ptr<Session>;
 

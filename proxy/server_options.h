@@ -96,6 +96,10 @@ struct ServerOptions {
   // new connection is closed at once. 0: unlimited.
   size_t max_connections = 0;
   size_t max_connections_per_client = 0;
+  // HTTP/2 (proxy/http2_session.h): offered by ALPN on TLS, accepted by prior knowledge
+  // on plain connections; the apiserver's concurrent-stream bound.
+  bool http2 = true;
+  uint32_t http2_max_streams = 100;
   // kubectl proxy's request filter (proxy/request_filter.h); every list unset: off.
   // Health probes (/healthz, /livez, /readyz) are never filtered.
   RequestFilterPatterns request_filter;

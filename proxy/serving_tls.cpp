@@ -61,6 +61,25 @@ std::shared_ptr<asio::ssl::context> ServingTls::build() const {
   if (SSL_CTX_check_private_key(native) != 1) {
     throw std::runtime_error(options_.tls_key_file + " does not match " + options_.tls_cert_file);
   }
+  // ALPN as the apiserver offers it: h2 first, then http/1.1 (only http/1.1 with
+  // --http2=false). A client that names neither gets no ALPN answer and speaks HTTP/1.1.
+  SSL_CTX_set_alpn_select_cb(
+      native,
+      [](SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
+         void* arg) -> int {
+        static const unsigned char kBoth[] = "\x02h2\x08http/1.1";
+        static const unsigned char kHttp11[] = "\x08http/1.1";
+        const bool http2 = arg != nullptr;
+        const unsigned char* server = http2 ? kBoth : kHttp11;
+        const unsigned int server_len = http2 ? sizeof kBoth - 1 : sizeof kHttp11 - 1;
+        unsigned char* selected = nullptr;
+        if (SSL_select_next_proto(&selected, outlen, server, server_len, in, inlen) != OPENSSL_NPN_NEGOTIATED) {
+          return SSL_TLSEXT_ERR_NOACK;
+        }
+        *out = selected;
+        return SSL_TLSEXT_ERR_OK;
+      },
+      options_.http2 ? reinterpret_cast<void*>(1) : nullptr);
   if (!options_.client_ca_file.empty()) {
     ctx->load_verify_file(options_.client_ca_file);
     if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(options_.client_ca_file.c_str())) {

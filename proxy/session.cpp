@@ -18,6 +18,7 @@
 #include "proxy/auth/gateway_admission.h"
 #include "proxy/cache_serving.h"
 #include "proxy/health.h"
+#include "proxy/http2_session.h"
 #include "proxy/logging.h"
 #include "proxy/passthrough.h"
 #include "proxy/routing.h"
@@ -65,12 +66,16 @@ class SessionLoop {
       : server_(server), options_(server.options), worker_(worker), session_(session) {}
 
   asio::awaitable<void> run(const std::string& client_ip);
+  // An HTTP/2 stream's one request.
+  asio::awaitable<void> serveOne(const std::string& client_ip);
 
  private:
   asio::awaitable<void> handshake();
   // False when the connection ends instead (closed, timed out, or a malformed head,
   // which got Go's plain-text 400 or 431).
   asio::awaitable<bool> readRequestHead(DownstreamParser& parser, bool first, const std::string& client_ip);
+  // Reads and serves the next request; false when the connection ends after it.
+  asio::awaitable<bool> serveNext(bool first, const std::string& client_ip);
   asio::awaitable<ForwardOutcome> serveRequest(DownstreamRequest& req, std::chrono::steady_clock::time_point start);
   // Decides the route of one request and answers it; `served_by` says who did.
   asio::awaitable<ForwardOutcome> answer(DownstreamRequest& req, const char*& served_by);
@@ -110,24 +115,52 @@ class SessionLoop {
 };
 
 asio::awaitable<void> SessionLoop::run(const std::string& client_ip) {
-  if (session_.stream.tls()) co_await handshake();
-  // `stopping` covers a connection accepted just before stop(), whose
-  // session was not yet registered when stop() marked the others.
-  for (bool first = true; !session_.control.stopping && !server_.stopping; first = false) {
-    DownstreamParser parser;
-    if (!co_await readRequestHead(parser, first, client_ip)) break;
-    const auto start = server_.clock.now();
-    DownstreamRequest req{session_.stream, session_.buffer, parser};
-    req.method = std::move(parser.method);
-    req.target = std::move(parser.target);
-    req.headers = std::move(parser.headers);
-    req.info = RequestInfo::parse(req.method, req.target);
-    req.client_ip = client_ip;
-    req.keep_alive = parser.keep_alive();
-    req.http10 = parser.version < 11;
-    const ForwardOutcome outcome = co_await serveRequest(req, start);
-    if (!outcome.keep_connection) break;
+  // A connection accepted just before stop(), whose session was not yet registered when
+  // stop() marked the others, ends here.
+  if (session_.control.stopping || server_.stopping) co_return;
+  // co_await only in plain statements: GCC 12 miscompiles it inside && and ?: operands.
+  const char* http2 = nullptr;  // how HTTP/2 was chosen, if it was
+  if (session_.stream.tls()) {
+    co_await handshake();
+    if (negotiatedHttp2(session_.stream)) http2 = "alpn";
+  } else if (options_.http2) {
+    const Http2Preface preface =
+        co_await readHttp2Preface(session_.stream, session_.buffer, options_.read_header_timeout);
+    if (preface == Http2Preface::TimedOut) server_.metrics.connectionTimedOut("read_header");
+    if (preface == Http2Preface::Closed || preface == Http2Preface::TimedOut) co_return;
+    if (preface == Http2Preface::Present) http2 = "prior_knowledge";
   }
+  if (http2) {
+    server_.metrics.http2ConnectionOpened(http2);
+    co_await serveHttp2(server_, worker_, session_, client_ip);
+    co_return;
+  }
+  // The first request is served even when the server began stopping meanwhile (Go's
+  // StateNew connections, see ProxyServer::stop); later ones are not.
+  for (bool first = true; first || (!session_.control.stopping && !server_.stopping); first = false) {
+    if (!co_await serveNext(first, client_ip)) break;
+  }
+}
+
+asio::awaitable<void> SessionLoop::serveOne(const std::string& client_ip) {
+  if (session_.control.stopping || server_.stopping) co_return;
+  co_await serveNext(true, client_ip);
+}
+
+asio::awaitable<bool> SessionLoop::serveNext(bool first, const std::string& client_ip) {
+  DownstreamParser parser;
+  if (!co_await readRequestHead(parser, first, client_ip)) co_return false;
+  const auto start = server_.clock.now();
+  DownstreamRequest req{session_.stream, session_.buffer, parser};
+  req.method = std::move(parser.method);
+  req.target = std::move(parser.target);
+  req.headers = std::move(parser.headers);
+  req.info = RequestInfo::parse(req.method, req.target);
+  req.client_ip = client_ip;
+  req.keep_alive = parser.keep_alive();
+  req.http10 = parser.version < 11;
+  const ForwardOutcome outcome = co_await serveRequest(req, start);
+  co_return outcome.keep_connection;
 }
 
 asio::awaitable<void> SessionLoop::handshake() {
@@ -183,7 +216,7 @@ asio::awaitable<ForwardOutcome> SessionLoop::serveRequest(DownstreamRequest& req
   // Per-client attribution: the bytes this connection writes from now on, the
   // request, and the watch while it is open.
   ClientMetrics& client = server_.metrics.client(findHeader(req.headers, "User-Agent"));
-  session_.stream.tcp().rate_policy().client = &client;
+  session_.stream.setClient(&client);
   WatchHeld watch_held{req.info.verb == "watch" ? &client : nullptr};
   if (watch_held.client) client.watchOpened();
 
@@ -362,7 +395,8 @@ std::optional<auth::UserInfo> SessionLoop::certificateUserNow() {
   if (current == session_.verified_with && std::time(nullptr) < session_.certificate_not_after) {
     return session_.certificate_user;
   }
-  TlsStream* stream = session_.stream.tls();
+  // An HTTP/2 stream's certificate is its connection's.
+  TlsStream* stream = session_.connection ? session_.connection->stream.tls() : session_.stream.tls();
   if (!stream || !auth::certificateStillVerifies(stream->native_handle(), current->native_handle())) {
     spdlog::info("the client certificate of {} no longer verifies (expired, or its CA was rotated out)",
                  session_.certificate_user->name);
@@ -411,34 +445,6 @@ asio::awaitable<Result> SessionLoop::review(auth::DecisionCache<Result>& cache, 
   co_return result;
 }
 
-// Copies upstream -> client until either side fails or closes.
-asio::awaitable<void> pumpToClient(UpstreamConnectionPtr conn, DownstreamStream& client, size_t buffer_bytes) {
-  std::vector<char> buf(buffer_bytes);
-  error_code ec;
-  while (true) {
-    size_t n = co_await conn->visit(
-        [&](auto& s) { return s.async_read_some(asio::buffer(buf), redirect_error(use_awaitable, ec)); });
-    if (n > 0) co_await asio::async_write(client, asio::buffer(buf.data(), n), redirect_error(use_awaitable, ec));
-    if (ec) break;
-  }
-}
-
-// Copies client -> upstream until either side fails or closes.
-asio::awaitable<void> pumpToUpstream(UpstreamConnectionPtr conn, DownstreamStream& client, size_t buffer_bytes) {
-  std::vector<char> buf(buffer_bytes);
-  error_code ec;
-  while (true) {
-    size_t n = co_await client.async_read_some(asio::buffer(buf), redirect_error(use_awaitable, ec));
-    if (n > 0) {
-      error_code wec;
-      co_await conn->visit(
-          [&](auto& s) { return asio::async_write(s, asio::buffer(buf.data(), n), redirect_error(use_awaitable, wec)); });
-      if (wec) break;
-    }
-    if (ec) break;
-  }
-}
-
 }  // namespace
 
 asio::awaitable<void> runSession(ServerContext& server, SessionPtr session, Worker& worker) {
@@ -459,34 +465,19 @@ asio::awaitable<void> runSession(ServerContext& server, SessionPtr session, Work
   server.sessionEnded();
 }
 
-asio::awaitable<void> spliceUpgraded(DownstreamRequest& req, UpstreamConnectionPtr conn, const ServerOptions& options) {
-  error_code ec;
-  req.stream.expires_never();
-  if (conn->buffer.size() > 0) {
-    co_await asio::async_write(req.stream, conn->buffer.data(), redirect_error(use_awaitable, ec));
-    conn->buffer.consume(conn->buffer.size());
+asio::awaitable<void> serveHttp2Stream(ServerContext& server, Worker& worker, SessionPtr session,
+                                       const std::string& client_ip) {
+  // Registered like a connection, so that shutdown interrupts its watch the same way.
+  worker.sessions.insert(session);
+  server.metrics.http2StreamOpened();
+  try {
+    SessionLoop loop(server, worker, *session);
+    co_await loop.serveOne(client_ip);
+  } catch (const std::exception& e) {
+    spdlog::debug("HTTP/2 stream from {} ended: {}", client_ip, e.what());
   }
-  if (!ec && req.buffer.size() > 0) {
-    co_await conn->visit([&](auto& s) { return asio::async_write(s, req.buffer.data(), redirect_error(use_awaitable, ec)); });
-    req.buffer.consume(req.buffer.size());
-  }
-  if (ec) co_return;
-
-  auto executor = co_await asio::this_coro::executor;
-  auto upward_done = std::make_shared<asio::steady_timer>(executor, std::chrono::steady_clock::time_point::max());
-  auto upward_finished = std::make_shared<bool>(false);
-  asio::co_spawn(executor, pumpToUpstream(conn, req.stream, options.stream_buffer_bytes),
-                 [conn, &stream = req.stream, upward_done, upward_finished](std::exception_ptr) {
-                   *upward_finished = true;
-                   error_code ignored;
-                   conn->close();
-                   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-                   upward_done->cancel();
-                 });
-  co_await pumpToClient(conn, req.stream, options.stream_buffer_bytes);
-  conn->close();
-  req.stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  if (!*upward_finished) co_await upward_done->async_wait(redirect_error(use_awaitable, ec));
+  session->stream.close();  // ends the response, or resets a stream left unanswered
+  worker.sessions.erase(session);
 }
 
 }  // namespace proxy::io

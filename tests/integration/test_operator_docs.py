@@ -21,6 +21,8 @@ LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 # for --write-sync, which this test does not turn on).
 RARE = {"kube_cache_proxy_cached_watchers_terminated_slow_total", "kube_cache_proxy_write_sync_held_total",
         "kube_cache_proxy_write_sync_wait_seconds",
+        # only once a client speaks HTTP/2 (test_http2 reads it)
+        "kube_cache_proxy_http2_connections_total",
         # only when a cacheable read could not be proven fresh (test_freshness reads it)
         "kube_cache_proxy_cache_passthrough_total",
         # gateway mode only; test_gateway reads it from a gateway's /metrics

@@ -18,6 +18,10 @@ Scenarios:
   fanout   --watchers watches (default 1,000) of one namespace's pods, --rate pods/s (10) for
            --seconds (20):
            delivery p50/p99, server CPU per delivery and RSS per watcher, apiserver vs proxy
+  fanout-http2  issue 18: --watchers watches (default 10,000) through the gateway (TLS,
+           token) as --watchers/10 client processes of 10 watches each: over HTTP/1.1 (one
+           connection per watch) vs over HTTP/2 (one connection per process), --rate pods/s
+           for --seconds: the proxy's open connections, RSS growth, CPU per delivery, p50/p99
   clients  --clients client-go informer processes (default 50) on pods while pods churn
            (5/s for 60 s): the apiserver's CPU seconds and request count, clients talking
            to it directly vs through one proxy
@@ -36,6 +40,7 @@ import gzip
 import http.client
 import json
 import os
+import ssl
 import statistics
 import subprocess
 import sys
@@ -225,6 +230,61 @@ def bench_fanout(processes, workdir, watchers, rate, seconds):
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| %s | %d | %d | %d | %.1f | %.1f | %.1f | %.1f |" % r)
+
+
+def bench_fanout_http2(processes, workdir, watchers, rate, seconds):
+    plane = realcluster.ControlPlane(processes, workdir)
+    a = plane.request("/api/v1/namespaces", "POST", {"metadata": {"name": "bench"}})
+    assert a.status == 201
+    pki = harness.make_pki(workdir)
+    context = ssl.create_default_context(cafile=pki["ca"])
+    rows = []
+    for protocol in ("HTTP/1.1", "HTTP/2"):
+        # A fresh gateway each time, so that RSS and CPU are this protocol's alone.
+        proxy = realcluster.start_proxy(processes, plane, "--mode", "gateway", "--tls-cert-file", pki["server_cert"],
+                                        "--tls-private-key-file", pki["server_key"], "--cache", "pods",
+                                        "--max-connections", "0", who="proxy", tls=context)
+
+        def open_connections():
+            conn = http.client.HTTPSConnection("127.0.0.1", proxy.port, context=context, timeout=30)
+            conn.request("GET", "/metrics", headers={"Authorization": "Bearer admin-token"})
+            body = conn.getresponse().read().decode()
+            conn.close()
+            for line in body.splitlines():
+                if line.startswith("kube_cache_proxy_open_connections "):
+                    return int(float(line.split()[1])) - 1  # this scrape
+            return -1
+
+        rss0, cpu0 = rss_kib(proxy.pid), cpu_seconds(proxy.pid)
+        argv = [realcluster.tool("watchfanout"), "--url", "https://127.0.0.1:%d" % proxy.port, "--token",
+                "admin-token", "--watchers", str(watchers), "--rate", str(rate), "--seconds", str(seconds),
+                "--namespace", "bench", "--create-kubeconfig", plane.kubeconfig("admin")]
+        if protocol == "HTTP/2":
+            argv += ["--http2", "--per-connection", "10"]
+        fanout = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # The connections while the watches are open (sampled once they all are).
+        peak = {"connections": 0, "rss": 0}
+        while fanout.poll() is None:
+            time.sleep(2)
+            try:
+                peak["connections"] = max(peak["connections"], open_connections())
+            except OSError:
+                pass
+            peak["rss"] = max(peak["rss"], rss_kib(proxy.pid))
+        out, err = fanout.communicate()
+        assert fanout.returncode == 0, err[-2000:]
+        r = json.loads(out.strip().splitlines()[-1])
+        cpu = cpu_seconds(proxy.pid) - cpu0
+        rows.append((protocol, r["watchers"], r["http2_watches"], peak["connections"], r["deliveries"], r["expected"],
+                     r["p50_ms"], r["p99_ms"], cpu / max(r["deliveries"], 1) * 1e6, (peak["rss"] - rss0) / 1024))
+        proxy.stop()
+        a = plane.request("/api/v1/namespaces/bench/pods", "DELETE")
+        assert a.status == 200, a.body[:300]
+    print("| protocol | watches | over HTTP/2 | proxy connections (peak) | deliveries | expected | p50 ms | p99 ms "
+          "| proxy CPU µs/delivery | proxy RSS growth MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| %s | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f |" % r)
 
 
 def apiserver_metric(plane, name, match=""):
@@ -443,7 +503,8 @@ def bench_freshness(processes, workdir, informers, watchers):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("scenario", choices=["list", "rss", "rss-protobuf", "fanout", "clients", "freshness"])
+    parser.add_argument("scenario", choices=["list", "rss", "rss-protobuf", "fanout", "fanout-http2", "clients",
+                                             "freshness"])
     parser.add_argument("--pods", type=int, default=0)
     parser.add_argument("--watchers", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=50)
@@ -459,6 +520,9 @@ def main():
             bench_rss(processes, workdir, args.pods or 100000)
         elif args.scenario == "rss-protobuf":
             bench_rss_protobuf(processes, workdir, args.pods or 100000)
+        elif args.scenario == "fanout-http2":
+            bench_fanout_http2(processes, workdir, args.watchers if args.watchers != 1000 else 10000, args.rate,
+                               args.seconds)
         elif args.scenario == "fanout":
             bench_fanout(processes, workdir, args.watchers, args.rate, args.seconds)
         elif args.scenario == "freshness":

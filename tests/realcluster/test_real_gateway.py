@@ -5,7 +5,11 @@ Contract clauses: E1, E2 (Status bodies); docs/security.md rows "authentication"
 "authorization".
 """
 import http.client
+import json
+import os
+import re
 import ssl
+import subprocess
 import unittest
 
 import realcluster
@@ -32,6 +36,7 @@ class GatewayAgainstRealRbacTest(unittest.TestCase):
     def setUpClass(cls):
         realcluster.start_plane(cls, "gateway-real-", class_level=True)
         pki = harness.make_pki(cls.workdir)
+        cls.pki_ca = pki["ca"]
         cls.proxy_ssl = ssl.create_default_context(cafile=pki["ca"])
         cls.proxy = realcluster.start_proxy(
             cls.processes, cls.plane, "--mode", "gateway", "--tls-cert-file", pki["server_cert"],
@@ -66,6 +71,44 @@ class GatewayAgainstRealRbacTest(unittest.TestCase):
                         self.assertEqual(got[1], want[1])
                     elif "watch=1" not in path:
                         self.assertEqual(got[0], 200)
+
+    def test_client_go_negotiates_http2_and_multiplexes_its_informers_on_one_connection(self):
+        """Issue 18: client-go's transport offers h2 by ALPN, as to the apiserver; the
+        gateway answers every list and watch of three informers on one HTTP/2 connection."""
+        kubeconfig = os.path.join(self.workdir, "gateway-admin.kubeconfig")
+        with open(kubeconfig, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: g\n  cluster:\n    server: https://127.0.0.1:%d\n"
+                    "    certificate-authority: %s\nusers:\n- name: u\n  user:\n    token: %s\ncontexts:\n- name: g\n"
+                    "  context:\n    cluster: g\n    user: u\ncurrent-context: g\n"
+                    % (self.proxy.port, self.pki_ca, realcluster.TOKENS["admin"]))
+
+        def connections():
+            """HTTP/2 connections accepted, and connections open (this scrape's included)."""
+            status, body = self.via_proxy("/metrics", realcluster.TOKENS["admin"])
+            m = re.search(r'kube_cache_proxy_http2_connections_total\{negotiation="alpn"\} (\d+)', body.decode())
+            open_now = re.search(r"kube_cache_proxy_open_connections (\d+)", body.decode())
+            return int(m.group(1)) if m else 0, int(open_now.group(1))
+
+        accepted_before, open_before = connections()
+        informer = subprocess.Popen([realcluster.tool("informer"), "--kubeconfig", kubeconfig, "--resources",
+                                     "configmaps,secrets,pods", "--report-protocol"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(informer.kill)
+        counts = None
+        for line in informer.stdout:
+            event = json.loads(line)
+            if event.get("event") == "protocols":
+                counts = event["counts"]
+                break
+        self.assertIsNotNone(counts, informer.stderr.read() if informer.poll() is not None else "no protocols line")
+        self.assertEqual(set(counts), {"HTTP/2.0"}, counts)
+        self.assertGreaterEqual(counts["HTTP/2.0"], 3)  # a list or watch-list per informer
+        # Go's transport may dial once per informer before the first handshake ends and then
+        # keeps one HTTP/2 connection for all (x/net/http2's addConnIfNeeded closes the
+        # others), as against the apiserver: one stays open, carrying every watch.
+        self.assertGreaterEqual(connections()[0] - accepted_before, 1)
+        harness.wait_for(lambda: connections()[1] - open_before == 1, timeout=10,
+                         message="one connection left open for the three informers: %s" % (connections(),))
 
     def test_a_node_lists_its_own_pods_by_selector_as_the_node_authorizer_allows(self):
         """Issue 16 (lower): reviews carry the request's selectors (AuthorizeWithSelectors),

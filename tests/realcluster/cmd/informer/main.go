@@ -11,7 +11,9 @@
 //
 // --resources configmaps,secrets,deployments.apps/v1 instead keeps one informer per listed
 // resource of one SharedInformerFactory (what a controller of several kinds runs) and
-// prints {"event":"synced","seconds":S} once all have synced; stdin's end ends it.
+// prints {"event":"synced","seconds":S} once all have synced; stdin's end ends it. With
+// --report-protocol it then prints {"event":"protocols","counts":{"HTTP/2.0":N,...}}: the
+// HTTP version of every response client-go's transport received (its own negotiation).
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -48,6 +51,26 @@ func emit(v any) {
 	defer stdout.Unlock()
 	_ = stdout.enc.Encode(v)
 }
+
+// protocols counts the HTTP version of each response, as negotiated by client-go's transport.
+var protocols = struct {
+	sync.Mutex
+	counts map[string]int
+}{counts: map[string]int{}}
+
+type protocolRecorder struct{ next http.RoundTripper }
+
+func (p protocolRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := p.next.RoundTrip(r)
+	if err == nil {
+		protocols.Lock()
+		protocols.counts[resp.Proto]++
+		protocols.Unlock()
+	}
+	return resp, err
+}
+
+var reportProtocol bool
 
 func key(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
 
@@ -155,10 +178,14 @@ func main() {
 	kind := flags.String("kind", "client-go", "client-go or controller-runtime")
 	resources := flags.String("resources", "", "client-go informers of these resources instead of pods "+
 		"(configmaps for core/v1, deployments.apps/v1 for others)")
+	flags.BoolVar(&reportProtocol, "report-protocol", false, "with --resources: print the HTTP versions of the responses once synced")
 	_ = flags.Parse(os.Args[1:])
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if reportProtocol {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return protocolRecorder{rt} })
 	}
 	cfg.Timeout = 30 * time.Second
 	ctx := context.Background()
@@ -208,6 +235,11 @@ func runClientGoResources(ctx context.Context, cfg *rest.Config, resources []str
 		}
 	}
 	emit(map[string]any{"event": "synced", "seconds": time.Since(started).Seconds()})
+	if reportProtocol {
+		protocols.Lock()
+		emit(map[string]any{"event": "protocols", "counts": protocols.counts})
+		protocols.Unlock()
+	}
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 	}

@@ -1,6 +1,7 @@
 // Command watchfanout measures watch fan-out against a Kubernetes API endpoint: it opens
 // --watchers HTTP/1.1 watches of pods in one namespace (one connection each, as clients
-// that do not share a process do), creates pods there at --rate per second for --seconds
+// that do not share a process do; with --http2, one HTTP/2 connection per
+// --per-connection watches, as client-go processes of that many informers), creates pods there at --rate per second for --seconds
 // through --create-kubeconfig, and reports, as one JSON line, how long each ADDED event
 // took from just before its create request to each watcher (p50, p99, max) and how many
 // deliveries arrived. The created time travels in the pod's kcp-bench/created annotation.
@@ -45,6 +46,8 @@ func main() {
 	rate := flag.Float64("rate", 10, "pods created per second")
 	seconds := flag.Float64("seconds", 20, "how long to create pods")
 	createKubeconfig := flag.String("create-kubeconfig", "", "kubeconfig the pods are created with")
+	useHTTP2 := flag.Bool("http2", false, "watch over HTTP/2 (ALPN h2; --url must be https)")
+	perConnection := flag.Int("per-connection", 10, "with --http2: watches sharing one connection (one client process)")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *createKubeconfig)
@@ -60,13 +63,31 @@ func main() {
 		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
 		MaxIdleConnsPerHost: -1,
 	}
-	client := &http.Client{Transport: transport}
+	http11 := &http.Client{Transport: transport}
+	// One transport per simulated process: its watches share one HTTP/2 connection.
+	clients := map[int]*http.Client{}
+	clientFor := func(i int) *http.Client {
+		if !*useHTTP2 {
+			return http11
+		}
+		if c, ok := clients[i / *perConnection]; ok {
+			return c
+		}
+		c := &http.Client{Transport: &http.Transport{
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, // loopback benchmark only
+			ForceAttemptHTTP2: true,
+		}}
+		clients[i / *perConnection] = c
+		return c
+	}
+	var h2responses atomic.Int64
 
 	var mu sync.Mutex
 	var latencies []time.Duration
 	var deliveries, ready atomic.Int64
 	path := fmt.Sprintf("%s/api/v1/namespaces/%s/pods?watch=1&resourceVersion=0&allowWatchBookmarks=true", *url, *namespace)
 	for i := 0; i < *watchers; i++ {
+		client := clientFor(i)
 		go func() {
 			req, _ := http.NewRequest("GET", path, nil)
 			if *token != "" {
@@ -78,6 +99,9 @@ func main() {
 				return
 			}
 			defer resp.Body.Close()
+			if resp.ProtoMajor == 2 {
+				h2responses.Add(1)
+			}
 			ready.Add(1)
 			scanner := bufio.NewScanner(resp.Body)
 			scanner.Buffer(make([]byte, 1<<20), 16<<20)
@@ -134,7 +158,7 @@ func main() {
 	}
 	out, _ := json.Marshal(map[string]any{
 		"watchers": ready.Load(), "pods": pods, "deliveries": deliveries.Load(), "expected": want,
-		"p50_ms": pct(0.5), "p99_ms": pct(0.99), "max_ms": pct(1),
+		"p50_ms": pct(0.5), "p99_ms": pct(0.99), "max_ms": pct(1), "http2_watches": h2responses.Load(),
 	})
 	fmt.Println(string(out))
 	os.Exit(0)
