@@ -13,6 +13,9 @@
 namespace proxy::io {
 namespace {
 
+// The largest queue a drained stream keeps allocated.
+constexpr size_t kKeptBufferBytes = 8 * 1024;
+
 // Fields that describe one HTTP/1.1 connection, not the message: HTTP/2 forbids them
 // (RFC 9113 8.2.2), so they are dropped from responses and never made for requests.
 bool connectionSpecific(std::string_view name) {
@@ -153,7 +156,13 @@ std::optional<size_t> Http2Stream::readBody(uint8_t* out, size_t n, bool& eof) {
   std::memcpy(out, outbound_.data() + outbound_offset_, k);
   outbound_offset_ += k;
   if (outbound_offset_ == outbound_.size()) {
-    outbound_.clear();
+    // Drained: a watch that queued a burst gives the memory back rather than keeping it
+    // for the rest of its life (10,000 watches x 64 KiB); small events reuse theirs.
+    if (outbound_.capacity() > kKeptBufferBytes) {
+      std::string().swap(outbound_);
+    } else {
+      outbound_.clear();
+    }
     outbound_offset_ = 0;
   } else if (outbound_offset_ > kSendBufferBytes) {
     outbound_.erase(0, outbound_offset_);
@@ -180,7 +189,7 @@ void Http2Stream::serveParkedRead() {
     std::memcpy(read_buffer_.data(), inbound_.data() + inbound_offset_, k);
     inbound_offset_ += k;
     if (inbound_offset_ == inbound_.size()) {
-      inbound_.clear();
+      std::string().swap(inbound_);  // the request is read: nothing more comes but DATA
       inbound_offset_ = 0;
       // All queued DATA has been taken: the client may send as much again.
       if (unconsumed_payload_ > 0 && owner_) owner_->consumed(id_, unconsumed_payload_);

@@ -49,10 +49,12 @@ class Http2StreamOwner {
 class Http2Stream : public std::enable_shared_from_this<Http2Stream> {
  public:
   using IoHandler = std::function<void(error_code, size_t)>;
-  // A write waits while this much body is queued and not yet taken into DATA frames: as
-  // much as the apiserver's per-stream receive window, so a client that reads keeps the
-  // pipe full and one that stops reading holds a bounded amount per stream.
-  static constexpr size_t kSendBufferBytes = 256 * 1024;
+  // A write waits while this much body is queued and not yet taken into DATA frames. The
+  // connection's writer takes frames from every stream for each 64 KiB socket write, so a
+  // stream needs no more than that to keep the pipe full; a client that stops reading
+  // holds at most this much per stream (10,000 streams: 640 MiB at most, when every one
+  // of them is stalled; measured in docs/benchmarks.md).
+  static constexpr size_t kSendBufferBytes = 64 * 1024;
 
   Http2Stream(asio::any_io_executor executor, Http2StreamOwner* owner, int32_t id);
   ~Http2Stream();
