@@ -5,6 +5,7 @@ a test fails. Waiting is always for a condition with a deadline (`wait_for`),
 never a fixed sleep.
 """
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -153,6 +154,21 @@ def raw_exchange(host, port, data, shut_wr=False, timeout=10):
         if shut_wr:
             s.shutdown(socket.SHUT_WR)
         return read_until_close(s, timeout)
+
+
+def class_processes(case):
+    """Processes stopped after the test class."""
+    processes = Processes()
+    case.addClassCleanup(processes.stop_all)
+    return processes
+
+
+def pki_workdir(case):
+    """A temporary directory removed after the test class, with make_pki's files in it;
+    sets `case.dir` and `case.pki`."""
+    case.dir = tempfile.mkdtemp()
+    case.addClassCleanup(shutil.rmtree, case.dir, True)
+    case.pki = make_pki(case.dir)
 
 
 def make_pki(directory):

@@ -96,9 +96,7 @@ def from_cache_header(headers):
 class GatewayTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp()
-        cls.addClassCleanup(shutil.rmtree, cls.dir, True)
-        cls.pki = harness.make_pki(cls.dir)
+        harness.pki_workdir(cls)
         cls.carol = issue(cls.dir, "carol", "/O=team-a/CN=carol", "extendedKeyUsage=clientAuth\n")
         # The serving pair the proxy reads; the reload test replaces it.
         cls.serving_cert = os.path.join(cls.dir, "serving.crt")

@@ -6,10 +6,8 @@ which leaves flow control to the test.
 """
 import http.client
 import json
-import shutil
 import signal
 import ssl
-import tempfile
 import time
 import unittest
 
@@ -55,11 +53,8 @@ def configmap(name, size):
 class Http2Test(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp()
-        cls.addClassCleanup(shutil.rmtree, cls.dir, True)
-        cls.pki = harness.make_pki(cls.dir)
-        cls.processes = harness.Processes()
-        cls.addClassCleanup(cls.processes.stop_all)
+        harness.pki_workdir(cls)
+        cls.processes = harness.class_processes(cls)
         cls.api = clients.start_apiserver(cls.processes, "--sample-data")
         cls.upstream = "http://127.0.0.1:%d" % cls.api.port
         cls.plain = cls.start_proxy()

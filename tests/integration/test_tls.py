@@ -1,7 +1,5 @@
 """Upstream TLS: CA verification, client certificate, bearer token."""
 import json
-import shutil
-import tempfile
 import unittest
 
 import harness
@@ -10,9 +8,7 @@ import harness
 class UpstreamTlsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp()
-        cls.addClassCleanup(shutil.rmtree, cls.dir, True)
-        cls.pki = harness.make_pki(cls.dir)
+        harness.pki_workdir(cls)
         cls.procs = harness.Processes()
         cls.addClassCleanup(cls.procs.stop_all)
         cls.upstream = cls.procs.stub_upstream("--cert", cls.pki["server_cert"], "--key", cls.pki["server_key"],

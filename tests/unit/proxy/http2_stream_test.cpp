@@ -46,6 +46,14 @@ struct Fixture {
   RecordingOwner owner;
   std::shared_ptr<Http2Stream> stream = std::make_shared<Http2Stream>(io.get_executor(), &owner, 1);
 
+  // A request of `method` and `path` whose HEADERS frame arrived (with END_STREAM when
+  // `end_stream`).
+  bool start(const char* method, const char* path, bool end_stream) {
+    stream->addRequestHeader(":method", method);
+    stream->addRequestHeader(":path", path);
+    return stream->requestHeadersDone(end_stream);
+  }
+
   std::string readAll() {
     std::string out;
     while (true) {
@@ -140,9 +148,7 @@ TEST_CASE("a request without :path or with CONNECT is refused") {
 
 TEST_CASE("a chunked HTTP/1.1 response becomes HEADERS without connection fields, then its de-chunked body") {
   Fixture f;
-  f.stream->addRequestHeader(":method", "GET");
-  f.stream->addRequestHeader(":path", "/api/v1/pods?watch=1");
-  REQUIRE(f.stream->requestHeadersDone(true));
+  REQUIRE(f.start("GET", "/api/v1/pods?watch=1", true));
   f.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
           "Connection: keep-alive\r\nAudit-Id: x\r\n\r\n");
   CHECK(f.owner.responses == 1);
@@ -166,9 +172,7 @@ TEST_CASE("a chunked HTTP/1.1 response becomes HEADERS without connection fields
 
 TEST_CASE("a body-less answer is one HEADERS frame; HEAD answers keep their content-length") {
   Fixture f;
-  f.stream->addRequestHeader(":method", "HEAD");
-  f.stream->addRequestHeader(":path", "/api/v1/pods");
-  REQUIRE(f.stream->requestHeadersDone(true));
+  REQUIRE(f.start("HEAD", "/api/v1/pods", true));
   f.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1234\r\n\r\n");
   CHECK(f.owner.responses == 1);
   CHECK_FALSE(f.owner.has_body);
@@ -177,17 +181,13 @@ TEST_CASE("a body-less answer is one HEADERS frame; HEAD answers keep their cont
 
 TEST_CASE("an interim 100 Continue is dropped; an upgrade cannot be served on a stream") {
   Fixture f;
-  f.stream->addRequestHeader(":method", "PUT");
-  f.stream->addRequestHeader(":path", "/x");
-  REQUIRE(f.stream->requestHeadersDone(false));
+  REQUIRE(f.start("PUT", "/x", false));
   f.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok");
   CHECK(f.owner.status == 201);
   CHECK(f.body() == "ok");
 
   Fixture g;
-  g.stream->addRequestHeader(":method", "GET");
-  g.stream->addRequestHeader(":path", "/api/v1/namespaces/a/pods/p/exec");
-  REQUIRE(g.stream->requestHeadersDone(true));
+  REQUIRE(g.start("GET", "/api/v1/namespaces/a/pods/p/exec", true));
   error_code ec;
   g.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: SPDY/3.1\r\n\r\n", &ec);
   CHECK(ec);
@@ -197,9 +197,7 @@ TEST_CASE("an interim 100 Continue is dropped; an upgrade cannot be served on a 
 
 TEST_CASE("a write waits while the stream's send buffer is full, and goes on once DATA frames take bytes") {
   Fixture f;
-  f.stream->addRequestHeader(":method", "GET");
-  f.stream->addRequestHeader(":path", "/api/v1/pods");
-  REQUIRE(f.stream->requestHeadersDone(true));
+  REQUIRE(f.start("GET", "/api/v1/pods", true));
   const std::string big(3 * Http2Stream::kSendBufferBytes, 'x');
   f.write("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(big.size()) + "\r\n\r\n");
   // One write takes at most the buffer's room (a write_some), not the whole list.
@@ -218,9 +216,7 @@ TEST_CASE("a write waits while the stream's send buffer is full, and goes on onc
 
 TEST_CASE("a reset stream fails the waiting read as a closed connection does") {
   Fixture f;
-  f.stream->addRequestHeader(":method", "GET");
-  f.stream->addRequestHeader(":path", "/api/v1/pods?watch=1");
-  REQUIRE(f.stream->requestHeadersDone(true));
+  REQUIRE(f.start("GET", "/api/v1/pods?watch=1", true));
   f.readAll();
   error_code result;
   bool done = false;
@@ -241,17 +237,13 @@ TEST_CASE("a reset stream fails the waiting read as a closed connection does") {
 
 TEST_CASE("a response left incomplete resets the stream; a body ended by the connection's end completes") {
   Fixture f;
-  f.stream->addRequestHeader(":method", "GET");
-  f.stream->addRequestHeader(":path", "/logs");
-  REQUIRE(f.stream->requestHeadersDone(true));
+  REQUIRE(f.start("GET", "/logs", true));
   f.write("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc");
   f.stream->finish();
   CHECK(f.owner.resets == 1);
 
   Fixture g;
-  g.stream->addRequestHeader(":method", "GET");
-  g.stream->addRequestHeader(":path", "/logs");
-  REQUIRE(g.stream->requestHeadersDone(true));
+  REQUIRE(g.start("GET", "/logs", true));
   g.write("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nline one\n");
   g.stream->finish();
   CHECK(g.owner.resets == 0);
