@@ -45,6 +45,7 @@ class Http2Connection final : public Http2StreamOwner {
         idle_timer_(executor_),
         write_guard_(executor_) {}
   ~Http2Connection() override {
+    *alive_ = false;
     if (h2_) nghttp2_session_del(h2_);
   }
   Http2Connection(const Http2Connection&) = delete;
@@ -105,6 +106,8 @@ class Http2Connection final : public Http2StreamOwner {
   asio::steady_timer streams_done_;  // cancelled when the last request coroutine ends
   asio::steady_timer idle_timer_;
   asio::steady_timer write_guard_;
+  // A timer's handler queued before the connection ended runs after it: it checks this.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 bool Http2Connection::start() {
@@ -226,8 +229,8 @@ asio::awaitable<void> Http2Connection::writeLoop() {
     // A client that stops reading the whole connection gets the write timeout, as a
     // connection of HTTP/1.1 would; one that stops reading a stream stalls only that one.
     write_guard_.expires_after(server_.options.write_timeout);
-    write_guard_.async_wait([&stream](const error_code& e) {
-      if (!e) stream.cancel();
+    write_guard_.async_wait([&stream, alive = alive_](const error_code& e) {
+      if (!e && *alive) stream.cancel();
     });
     co_await asio::async_write(stream, asio::buffer(out), redirect_error(use_awaitable, ec));
     write_guard_.cancel();
@@ -250,8 +253,8 @@ void Http2Connection::armIdleTimer() {
   // Go's http2.Server IdleTimeout (90 s in the apiserver): a connection without streams
   // for that long is told to go away.
   idle_timer_.expires_after(server_.options.idle_timeout);
-  idle_timer_.async_wait([this](const error_code& ec) {
-    if (ec) return;
+  idle_timer_.async_wait([this, alive = alive_](const error_code& ec) {
+    if (ec || !*alive) return;
     if (streams_.empty()) {
       server_.metrics.connectionTimedOut("idle");
       goAway();
