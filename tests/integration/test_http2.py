@@ -1,4 +1,4 @@
-"""HTTP/2 downstream (issue 18): h2 by ALPN on TLS and h2c by prior knowledge, with
+"""HTTP/2 downstream (issue 18, contract N7): h2 by ALPN on TLS and h2c by prior knowledge, with
 kube-apiserver's settings; every answer equal to the HTTP/1.1 one (contract N1, E1 and
 the read clauses hold per request, whatever the framing); a stream whose client stops
 reading stalls only itself. The client is python3-h2 (tests/integration/h2client.py),
