@@ -13,6 +13,7 @@ The same seed and the same `Universe` give the same request sequence.
 """
 import base64
 import json
+import os
 import random
 import re
 import urllib.parse
@@ -38,6 +39,14 @@ GET_ACCEPTS = [
     (POM, 6), ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", 2),  # 406: not a list
     (TABLE, 2), ("application/vnd.kubernetes.protobuf", 2), ("text/html", 2),
 ]
+# KCP_DIFF_ENCODING=protobuf: only what Kubernetes' own components send (issue 18): protobuf,
+# protobuf with the JSON fallback (client-go's typed clients), and PartialObjectMetadata in
+# protobuf (metadata informers). Custom resources have no protobuf form: the apiserver answers
+# their protobuf-only requests 406 and the rest in JSON, and so must the proxy.
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+if os.environ.get("KCP_DIFF_ENCODING") == "protobuf":
+    LIST_ACCEPTS = [(PROTOBUF, 10), (PROTOBUF + ", application/json", 10), (POM_LIST, 8)]
+    GET_ACCEPTS = [(PROTOBUF, 10), (PROTOBUF + ", application/json", 10), (POM, 8)]
 
 
 class Resource:
