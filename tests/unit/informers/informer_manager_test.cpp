@@ -423,8 +423,13 @@ TEST_CASE("N2: a resource read in protobuf gets an informer of its own; one the 
   CHECK_FALSE(manager.find("", "v1", "pods", "", cache::Encoding::Protobuf));
   REQUIRE(eventually([&] { return f.upstream.openedFor("pods/") == 2; }));
   REQUIRE(f.synced("", "v1", "pods"));
-  auto protobuf = manager.find("", "v1", "pods", "", cache::Encoding::Protobuf);
-  REQUIRE(protobuf);
+  // Registered once its first sync has begun, which may take a while under TSan (the
+  // fake upstream's objects are JSON, so it never syncs).
+  std::shared_ptr<watch::CachedResource> protobuf;
+  REQUIRE(eventually([&] {
+    protobuf = manager.find("", "v1", "pods", "", cache::Encoding::Protobuf);
+    return protobuf != nullptr;
+  }));
   CHECK(protobuf->encoding() == cache::Encoding::Protobuf);
   CHECK(manager.find("", "v1", "pods", "")->encoding() == cache::Encoding::Json);
 
