@@ -393,7 +393,8 @@ asio::awaitable<Http2Preface> readHttp2Preface(DownstreamStream& stream, beast::
     stream.expires_never();
     buffer.commit(got);
     if (ec == beast::error::timeout) co_return Http2Preface::TimedOut;
-    // The client left before its first request (a read after the end would never complete).
+    // The client left before its first request. (Reading the stream again after this
+    // end was seen to never complete: sessions stayed in CLOSE-WAIT.)
     if (ec) co_return Http2Preface::Closed;
   }
 }

@@ -118,7 +118,6 @@ asio::awaitable<void> SessionLoop::run(const std::string& client_ip) {
   // A connection accepted just before stop(), whose session was not yet registered when
   // stop() marked the others, ends here.
   if (session_.control.stopping || server_.stopping) co_return;
-  // co_await only in plain statements: GCC 12 miscompiles it inside && and ?: operands.
   const char* http2 = nullptr;  // how HTTP/2 was chosen, if it was
   if (session_.stream.tls()) {
     co_await handshake();
