@@ -545,6 +545,19 @@ class ComparatorSelfTest(unittest.TestCase):
         self.assertEqual(read_compare.differences(self.answer(json.dumps(table).encode()),
                                                   self.answer(json.dumps(later).encode())), [])
 
+    def test_too_large_current_rv_in_a_protobuf_status_is_masked(self):
+        """The RV's digits change the length prefixes around the message: 9,999 vs 10,000."""
+        def status(message):
+            raw = b"\x12\x07Failure\x1a" + bytes([len(message)]) + message + b"\x30\xf8\x03"
+            return b"k8s\x00\x0a\x0c\x0a\x02v1\x12\x06Status\x12" + bytes([len(raw)]) + raw
+        msg = b"Timeout: Too large resource version: 99999, current: %d"
+        ct = [("Content-Type", "application/vnd.kubernetes.protobuf")]
+        self.assertEqual(read_compare.differences(self.answer(status(msg % 9999), 504, ct),
+                                                  self.answer(status(msg % 10000), 504, ct)), [])
+        other = b"Timeout: Too large resource version: 88888, current: 10000"
+        self.assertNotEqual(read_compare.differences(self.answer(status(msg % 9999), 504, ct),
+                                                     self.answer(status(other), 504, ct)), [])
+
     def test_a_trailing_newline_difference_is_a_difference(self):
         a = _list([_pod("x")])
         diffs = read_compare.differences(self.answer(a + b"\n"), self.answer(a))
