@@ -54,6 +54,12 @@ bool headerNameEquals(std::string_view a, std::string_view b) {
 
 // Content-Length is in kHopByHop because each hop re-derives framing, not
 // because RFC 9110 calls it hop-by-hop.
+std::string asciiLower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
 bool isHopByHopHeader(std::string_view name) {
   return std::any_of(kHopByHop.begin(), kHopByHop.end(), [&](std::string_view h) { return headerNameEquals(h, name); });
 }
@@ -65,10 +71,7 @@ std::vector<std::string> connectionTokens(std::string_view value) {
     std::string_view token = trim(value.substr(0, comma));
     value = comma == std::string_view::npos ? std::string_view{} : value.substr(comma + 1);
     if (token.empty()) continue;
-    std::string lower(token);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    tokens.push_back(std::move(lower));
+    tokens.push_back(asciiLower(token));
   }
   return tokens;
 }

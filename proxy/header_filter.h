@@ -21,6 +21,8 @@ using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 bool headerNameEquals(std::string_view a, std::string_view b);
 bool isHopByHopHeader(std::string_view name);
+// `s` in ASCII lower case (header names for HTTP/2, tokens).
+std::string asciiLower(std::string_view s);
 
 // The comma-separated tokens of a Connection header value, lower-cased.
 std::vector<std::string> connectionTokens(std::string_view value);

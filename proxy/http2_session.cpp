@@ -98,7 +98,6 @@ class Http2Connection final : public Http2StreamOwner {
   asio::any_io_executor executor_;
   nghttp2_session* h2_ = nullptr;
   std::unordered_map<int32_t, std::shared_ptr<Http2Stream>> streams_;
-  std::unordered_map<int32_t, size_t> head_bytes_;  // per stream, while its head arrives
   size_t running_ = 0;    // request coroutines not yet finished
   bool ended_ = false;    // the reader is done: the writer flushes and stops
   bool going_away_ = false;
@@ -297,7 +296,6 @@ int Http2Connection::onBeginHeaders(nghttp2_session*, const nghttp2_frame* frame
   if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
   const int32_t id = frame->hd.stream_id;
   c.streams_[id] = std::make_shared<Http2Stream>(c.executor_, &c, id);
-  c.head_bytes_[id] = 0;
   c.idle_timer_.cancel();
   return 0;
 }
@@ -310,9 +308,9 @@ int Http2Connection::onHeader(nghttp2_session*, const nghttp2_frame* frame, cons
   if (!stream) return 0;
   // A head beyond the limit still reaches the request code, which answers 431 as the
   // apiserver does; far beyond it the stream is reset rather than buffered.
-  size_t& bytes = c.head_bytes_[frame->hd.stream_id];
-  bytes += namelen + valuelen + 4;
-  if (bytes > 2 * (c.server_.options.max_header_bytes + kHeaderListSlack)) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+  if (stream->requestHeadBytes() > 2 * (c.server_.options.max_header_bytes + kHeaderListSlack)) {
+    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+  }
   stream->addRequestHeader(std::string_view(reinterpret_cast<const char*>(name), namelen),
                            std::string_view(reinterpret_cast<const char*>(value), valuelen));
   return 0;
@@ -325,7 +323,6 @@ int Http2Connection::onFrameRecv(nghttp2_session* session, const nghttp2_frame* 
   if (!stream) return 0;
   const bool end_stream = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
   if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-    c.head_bytes_.erase(id);
     if (!stream->requestHeadersDone(end_stream)) {
       nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, id, NGHTTP2_PROTOCOL_ERROR);
       return 0;
@@ -353,7 +350,6 @@ int Http2Connection::onStreamClose(nghttp2_session* session, int32_t id, uint32_
   }
   it->second->closed();
   c.streams_.erase(it);
-  c.head_bytes_.erase(id);
   if (c.streams_.empty() && !c.going_away_) c.armIdleTimer();
   return 0;
 }

@@ -16,19 +16,10 @@ namespace {
 // The largest queue a drained stream keeps allocated.
 constexpr size_t kKeptBufferBytes = 8 * 1024;
 
-// Fields that describe one HTTP/1.1 connection, not the message: HTTP/2 forbids them
-// (RFC 9113 8.2.2), so they are dropped from responses and never made for requests.
-bool connectionSpecific(std::string_view name) {
-  return beast::iequals(name, "connection") || beast::iequals(name, "keep-alive") ||
-         beast::iequals(name, "proxy-connection") || beast::iequals(name, "transfer-encoding") ||
-         beast::iequals(name, "upgrade");
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+// Fields that describe one hop, not the message (the pass-through's list): HTTP/2 forbids
+// the connection-specific ones (RFC 9113 8.2.2), so they are dropped from responses and
+// never made for requests. Content-Length stays: it describes the DATA frames too.
+bool hopOnly(std::string_view name) { return isHopByHopHeader(name) && !headerNameEquals(name, "content-length"); }
 
 }  // namespace
 
@@ -74,15 +65,14 @@ Http2Stream::Http2Stream(asio::any_io_executor executor, Http2StreamOwner* owner
 Http2Stream::~Http2Stream() = default;
 
 void Http2Stream::addRequestHeader(std::string_view name, std::string_view value) {
+  request_head_bytes_ += name.size() + value.size() + 4;
   if (name == ":method") {
     method_ = value;
   } else if (name == ":path") {
     path_ = value;
   } else if (name == ":authority") {
     authority_ = value;
-  } else if (name == ":scheme") {
-    scheme_ = value;
-  } else if (!name.empty() && name[0] != ':' && !connectionSpecific(name) && name != "te") {
+  } else if (!name.empty() && name[0] != ':' && !hopOnly(name)) {
     request_headers_.emplace_back(std::string(name), std::string(value));
   }
 }
@@ -140,7 +130,6 @@ void Http2Stream::closed() {
   if (closed_) return;
   closed_ = true;
   owner_ = nullptr;
-  error_code ignored;
   deadline_timer_.cancel();
   failParked(asio::error::connection_reset);
 }
@@ -290,8 +279,8 @@ void Http2Stream::onResponseHead() {
   HeaderList headers;
   headers.reserve(parser_->headers.size());
   for (auto& [name, value] : parser_->headers) {
-    if (connectionSpecific(name)) continue;
-    headers.emplace_back(lower(name), std::move(value));
+    if (hopOnly(name)) continue;
+    headers.emplace_back(asciiLower(name), std::move(value));
   }
   const bool has_body = !(parser_->is_done() && outbound_.size() == outbound_offset_);
   if (owner_) owner_->submitResponse(id_, parser_->status, headers, has_body);

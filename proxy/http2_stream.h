@@ -52,8 +52,7 @@ class Http2Stream : public std::enable_shared_from_this<Http2Stream> {
   // A write waits while this much body is queued and not yet taken into DATA frames. The
   // connection's writer takes frames from every stream for each 64 KiB socket write, so a
   // stream needs no more than that to keep the pipe full; a client that stops reading
-  // holds at most this much per stream (10,000 streams: 640 MiB at most, when every one
-  // of them is stalled; measured in docs/benchmarks.md).
+  // holds at most this much per stream (so 10,000 stalled streams hold at most 640 MiB).
   static constexpr size_t kSendBufferBytes = 64 * 1024;
 
   Http2Stream(asio::any_io_executor executor, Http2StreamOwner* owner, int32_t id);
@@ -66,6 +65,8 @@ class Http2Stream : public std::enable_shared_from_this<Http2Stream> {
 
   // The connection's side, from nghttp2's callbacks: the request as it arrives.
   void addRequestHeader(std::string_view name, std::string_view value);
+  // Bytes of the request's fields so far, as HTTP/2 counts a header list.
+  size_t requestHeadBytes() const { return request_head_bytes_; }
   // The head is complete; `end_stream` when no body follows. False for a request HTTP/1.1
   // cannot carry (a missing :method or :path): the connection resets the stream.
   bool requestHeadersDone(bool end_stream);
@@ -112,7 +113,8 @@ class Http2Stream : public std::enable_shared_from_this<Http2Stream> {
   const int32_t id_;
 
   // Request: pseudo-headers and fields as received, then the HTTP/1.1 bytes to read.
-  std::string method_, path_, authority_, scheme_;
+  std::string method_, path_, authority_;
+  size_t request_head_bytes_ = 0;
   HeaderList request_headers_;
   bool chunked_request_ = false;
   std::string inbound_;
