@@ -69,6 +69,7 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.read_header_timeout = c.read_header_timeout;
   o.idle_timeout = c.idle_timeout;
   o.cache_start_wait = c.cache_start_wait;
+  o.discovery_cache_ttl = c.discovery_cache_ttl;
   o.max_watches_per_client = c.max_watches_per_client;
   o.max_inflight_watches = c.max_inflight_watches;
   o.max_requests_inflight = c.max_requests_inflight;

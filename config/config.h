@@ -123,6 +123,7 @@ struct Config {
   std::chrono::milliseconds cache_idle_timeout{std::chrono::minutes(10)};
   // A read or watch that starts an on-demand cache waits this long for its sync; 0: passes through.
   std::chrono::milliseconds cache_start_wait{0};
+  std::chrono::milliseconds discovery_cache_ttl{60000};
   bool write_sync = false;  // after a write, wait until the cache has seen it
   ReadPolicy read_policy = ReadPolicy::Strict;
   std::chrono::milliseconds write_sync_timeout{5000};  // how long at most

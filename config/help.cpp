@@ -79,6 +79,9 @@ constexpr const char* kHelpCaching = R"(Caching:
   --cache-idle-timeout DUR  stop caching an on-demand resource nobody read for this long (default 10m)
   --cache-start-wait DUR    hold a read or watch that starts an on-demand cache up to this long
                             while it syncs, then answer it from the cache (default 0: pass it through)
+  --discovery-cache-ttl DUR serve discovery (/api, /apis...) and /version from memory for at most
+                            this long while the CRDs and APIServices do not change (default 1m; 0:
+                            pass them through)
   --write-sync              after a write, wait until the cache has seen it (read-your-writes)
   --write-sync-timeout DUR  wait at most this long, then answer with a Warning (default 5s)
   --read-policy strict|cache

@@ -103,6 +103,7 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.cache_on_demand) config.cache_on_demand = parseBool(*settings.cache_on_demand);
   if (settings.cache_idle_timeout) config.cache_idle_timeout = parseTimeout(*settings.cache_idle_timeout);
   if (settings.cache_start_wait) config.cache_start_wait = parseTimeout(*settings.cache_start_wait);
+  if (settings.discovery_cache_ttl) config.discovery_cache_ttl = parseTimeout(*settings.discovery_cache_ttl);
   if (settings.watch_bookmark_interval) {
     config.watch_bookmark_interval = parsePositiveDuration(*settings.watch_bookmark_interval);
   }

@@ -69,6 +69,7 @@ struct Settings {
   std::optional<Setting> cache_on_demand;
   std::optional<Setting> cache_idle_timeout;
   std::optional<Setting> cache_start_wait;
+  std::optional<Setting> discovery_cache_ttl;
   std::optional<Setting> watch_bookmark_interval;
   std::optional<Setting> watch_max_lifetime;
   std::optional<Setting> watch_queue_capacity;
@@ -138,6 +139,7 @@ inline constexpr ScalarField kScalarFields[] = {
     {"cache-on-demand", &Settings::cache_on_demand, false, true},
     {"cache-idle-timeout", &Settings::cache_idle_timeout, false, false},
     {"cache-start-wait", &Settings::cache_start_wait, false, false},
+    {"discovery-cache-ttl", &Settings::discovery_cache_ttl, false, false},
     {"watch-bookmark-interval", &Settings::watch_bookmark_interval, false, false},
     {"watch-max-lifetime", &Settings::watch_max_lifetime, false, false},
     {"watch-queue-capacity", &Settings::watch_queue_capacity, false, false},

@@ -6,6 +6,7 @@
 //
 //   get/list  -> serveCachedRead   (proxy/cached_read.cpp)
 //   watch     -> serveCachedWatch  (proxy/cached_watch.cpp)
+//   discovery -> serveCachedDiscovery (proxy/cached_discovery.cpp)
 
 #include <chrono>
 #include <cstdint>
@@ -14,6 +15,8 @@
 
 #include "cache/clock.h"
 #include "proxy/asio_beast.h"
+#include "proxy/auth/review_flights.h"
+#include "proxy/discovery_cache.h"
 #include "proxy/downstream_request.h"
 #include "proxy/forward_outcome.h"
 #include "proxy/proxy_metrics.h"
@@ -43,6 +46,18 @@ struct CacheContext {
 // or written anything when the request must pass through.
 asio::awaitable<std::optional<ForwardOutcome>> serveCachedRead(DownstreamRequest& req, CacheContext& ctx);
 asio::awaitable<std::optional<ForwardOutcome>> serveCachedWatch(DownstreamRequest& req, CacheContext& ctx);
+
+// A discovery document's fetch, shared by the requests that want it at the same time: the
+// document, or null with `answered` (the apiserver gave no document: pass through) or
+// without (the apiserver could not be asked).
+struct DiscoveryFetch {
+  DiscoveryDocumentPtr doc;
+  bool answered = false;
+};
+using DiscoveryFlights = auth::ReviewFlights<DiscoveryFetch>;
+// GET of a discovery document or /version from `documents` (proxy/cached_discovery.cpp).
+asio::awaitable<std::optional<ForwardOutcome>> serveCachedDiscovery(DownstreamRequest& req, CacheContext& ctx,
+                                                                   DiscoveryCache& documents, DiscoveryFlights& flights);
 
 // What a read or watch needs to be answered from the cache beyond the store's RV:
 // `arrived` set: a consistent read (C1), which needs a revision read after it arrived;

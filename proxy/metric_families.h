@@ -35,6 +35,9 @@ inline constexpr Family kHttp2Connections{"kube_cache_proxy_http2_connections_to
                                           Type::Counter};
 inline constexpr Family kHttp2Streams{"kube_cache_proxy_http2_streams_total",
                                       "Requests served on HTTP/2 streams.", Type::Counter};
+inline constexpr Family kDiscoveryRequests{
+    "kube_cache_proxy_discovery_requests_total",
+    "Discovery and /version GETs the discovery cache looked at, by outcome.", Type::Counter};
 inline constexpr Family kLimitRefusals{
     "kube_cache_proxy_limit_refusals_total",
     "Connections closed and requests answered 429 because a bound was reached, by bound.", Type::Counter};

@@ -69,6 +69,7 @@ struct ProxyMetrics::Impl {
 
   Counter& upstream_failed_fast = registerFamily<Counter>(registry, metric::kUpstreamFailedFast).Add({});
   prometheus::Family<Counter>& gateway_decisions = registerFamily<Counter>(registry, metric::kGatewayDecisions);
+  prometheus::Family<Counter>& discovery_requests = registerFamily<Counter>(registry, metric::kDiscoveryRequests);
   prometheus::Family<Counter>& write_sync_held = registerFamily<Counter>(registry, metric::kWriteSyncHeld);
   prometheus::Family<Histogram>& write_sync_wait = registerFamily<Histogram>(registry, metric::kWriteSyncWait);
   prometheus::Family<Counter>& freshness_probes = registerFamily<Counter>(registry, metric::kFreshnessProbes);
@@ -181,6 +182,9 @@ void ProxyMetrics::gatewayDecision(std::string_view review, std::string_view sou
   impl_->gateway_decisions
       .Add({{"review", std::string(review)}, {"source", std::string(source)}, {"outcome", std::string(outcome)}})
       .Increment();
+}
+void ProxyMetrics::discoveryAnswered(std::string_view outcome) {
+  impl_->discovery_requests.Add({{"outcome", std::string(outcome)}}).Increment();
 }
 void ProxyMetrics::writeSyncWaited(std::string_view resource, double seconds, bool shown) {
   impl_->write_sync_held.Add({{"resource", std::string(resource)}, {"outcome", shown ? "shown" : "timeout"}}).Increment();

@@ -87,6 +87,9 @@ class ProxyMetrics {
   // denied or error.
   void gatewayDecision(std::string_view review, std::string_view source, std::string_view outcome);
   // A write answer held for read-your-writes: waited `seconds`; `shown` false = timed out.
+  // A discovery GET seen by the discovery cache: `cache`, `fetched`, `stale` (answered), or
+  // `unwatched`, `changing`, `upstream` (passed through).
+  void discoveryAnswered(std::string_view outcome);
   void writeSyncWaited(std::string_view resource, double seconds, bool shown);
   // A freshness probe (proxy/freshness_probe.cpp) and its outcome; a request that used
   // another request's probe.

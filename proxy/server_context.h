@@ -23,6 +23,7 @@
 #include "proxy/auth/gateway_auth.h"
 #include "proxy/auth/review_flights.h"
 #include "proxy/auth/user_info.h"
+#include "proxy/cache_serving.h"
 #include "proxy/client_limiter.h"
 #include "proxy/downstream_stream.h"
 #include "proxy/proxy_metrics.h"
@@ -94,7 +95,8 @@ struct ServerContext {
         watch_limiter(options.max_watches_per_client, options.max_inflight_watches),
         connection_limiter(options.max_connections_per_client, options.max_connections),
         request_limiter(0, options.max_requests_inflight),
-        review_limiter(0, options.max_inflight_reviews) {}
+        review_limiter(0, options.max_inflight_reviews),
+        discovery(DiscoveryCacheOptions{options.discovery_cache_ttl}) {}
   ServerContext(const ServerContext&) = delete;
   ServerContext& operator=(const ServerContext&) = delete;
 
@@ -122,6 +124,8 @@ struct ServerContext {
   // Failed authentications per client address: 20 at once, then 2 per second.
   auth::FailureLimiter auth_failures{2.0, 20.0};
   auth::ReviewFlights<auth::AccessReviewResult> access_flights;
+  DiscoveryCache discovery;  // discovery documents and /version (used with `registry`)
+  DiscoveryFlights discovery_flights;
   std::atomic<bool> stopping{false};
 
   std::mutex drain_mu;

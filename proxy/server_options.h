@@ -34,6 +34,10 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{90000};
   // A read or watch whose cache is starting waits this long for its sync (--cache-start-wait).
   std::chrono::milliseconds cache_start_wait{0};
+  // Discovery documents and /version are served from memory for at most this long, while
+  // the CRDs and APIServices they list do not change (proxy/discovery_cache.h); 0 passes
+  // them through (--discovery-cache-ttl).
+  std::chrono::milliseconds discovery_cache_ttl{60000};
   // A client that accepts no bytes for this long is dropped; it only bounds
   // stalled writes, so long-lived streams are not affected while they flow.
   std::chrono::milliseconds write_timeout{60000};

@@ -300,13 +300,17 @@ asio::awaitable<ForwardOutcome> SessionLoop::serveLocal(DownstreamRequest& req) 
 }
 
 asio::awaitable<std::optional<ForwardOutcome>> SessionLoop::serveFromCache(DownstreamRequest& req) {
-  if (!server_.registry || !req.info.is_resource_request || !req.info.subresource.empty()) co_return std::nullopt;
+  if (!server_.registry) co_return std::nullopt;
+  CacheContext ctx{*server_.registry, worker_.pool, session_.control, options_, server_.metrics, server_.clock};
+  if (!req.info.is_resource_request) {
+    co_return co_await serveCachedDiscovery(req, ctx, server_.discovery, server_.discovery_flights);
+  }
+  if (!req.info.subresource.empty()) co_return std::nullopt;
   if (requestsImpersonation(req.headers)) {
     server_.metrics.cachePassThrough(server_.resource_labels.labelOf(req.info, server_.registry.get()),
                                      "impersonation");
     co_return std::nullopt;
   }
-  CacheContext ctx{*server_.registry, worker_.pool, session_.control, options_, server_.metrics, server_.clock};
   if (req.info.verb == "get" || req.info.verb == "list") co_return co_await serveCachedRead(req, ctx);
   if (req.info.verb == "watch") co_return co_await serveCachedWatch(req, ctx);
   co_return std::nullopt;
@@ -356,7 +360,9 @@ asio::awaitable<std::optional<ForwardOutcome>> SessionLoop::admitGatewayRequest(
   req.caller = user->name;
 
   // Authorization of what the proxy answers itself: the cache's answers and /metrics.
-  cacheable = auth::cacheableForCaller(req.info, impersonating, server_.registry != nullptr);
+  cacheable = auth::cacheableForCaller(req.info, impersonating, server_.registry != nullptr) ||
+              (!impersonating && server_.registry && server_.discovery.enabled() && req.method == "GET" &&
+               DiscoveryCache::isDiscoveryPath(req.info.path));
   if (!cacheable && req.info.path != "/metrics") co_return std::nullopt;
   const auth::AccessAttributes attrs = auth::GatewayAuth::attributesOf(req.info, req.method);
   const auth::AccessReviewResult access = co_await authorize(*user, attrs);

@@ -180,7 +180,8 @@ asio::awaitable<UpstreamReply> callUpstream(UpstreamPool& pool, const std::strin
                                             const std::string& body, std::chrono::milliseconds timeout,
                                             size_t max_body, const ServerOptions& options, const std::string& accept) {
   Upstream& upstream = pool.upstream();
-  HeaderList fields = {{"Accept", accept}, {"User-Agent", "kube-cache-proxy"}};
+  HeaderList fields = {{"User-Agent", "kube-cache-proxy"}};
+  if (!accept.empty()) fields.emplace_back("Accept", accept);  // none: the apiserver's default
   if (!body.empty()) fields.emplace_back("Content-Type", "application/json");
   const HeaderList headers = filterRequestHeaders(fields, {upstream.hostHeader(), upstream.bearerToken(), ""});
   const std::string request =
@@ -227,6 +228,7 @@ asio::awaitable<UpstreamReply> callUpstream(UpstreamPool& pool, const std::strin
       conn->close();
     }
     reply.code = rp.status;
+    reply.headers = std::move(rp.headers);
     co_return reply;
   }
 }

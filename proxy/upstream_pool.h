@@ -9,6 +9,7 @@
 
 #include "cache/clock.h"
 #include "proxy/asio_beast.h"
+#include "proxy/header_filter.h"
 #include "proxy/server_options.h"
 #include "proxy/upstream.h"
 #include "proxy/upstream_connection.h"
@@ -43,10 +44,11 @@ class UpstreamPool {
 };
 
 // A small request to the upstream with the proxy's own credentials (a review, a fence
-// read): status and body, the body at most `max_body` bytes. Throws UpstreamFailure when
+// read): status, head fields and body, the body at most `max_body` bytes. Throws UpstreamFailure when
 // the upstream cannot be reached or the exchange fails or exceeds `timeout`.
 struct UpstreamReply {
   unsigned code = 0;
+  HeaderList headers;
   std::string body;
 };
 asio::awaitable<UpstreamReply> callUpstream(UpstreamPool& pool, const std::string& method, const std::string& path,

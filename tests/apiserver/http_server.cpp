@@ -102,7 +102,7 @@ class Connection final : public ResponseStream {
 
   bool send(HttpResponse&& r) override {
     http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
-    res.set(http::field::content_type, r.content_type);
+    if (!r.content_type.empty()) res.set(http::field::content_type, r.content_type);  // none on a 304
     for (auto& [k, v] : r.headers) res.set(k, v);
     if (r.allow_gzip && r.body.size() >= kGzipThreshold && acceptsGzip(req_)) {
       res.body() = gzip(r.body);

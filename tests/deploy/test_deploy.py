@@ -94,7 +94,9 @@ class HelmChartTest(unittest.TestCase):
         read = ("get", "list", "watch")
         self.assertEqual(rbac_resources(docs), {
             ("", "pods", read), ("apps", "deployments", read), ("example.com", "widgets", read),
-            ("apiextensions.k8s.io", "customresourcedefinitions", ("get",)),
+            # Discovery is served from memory while these are watched unchanged.
+            ("apiextensions.k8s.io", "customresourcedefinitions", read),
+            ("apiregistration.k8s.io", "apiservices", ("list", "watch")),
             # Gateway mode reviews every caller (docs/security.md).
             ("authentication.k8s.io", "tokenreviews", ("create",)),
             ("authorization.k8s.io", "subjectaccessreviews", ("create",)),

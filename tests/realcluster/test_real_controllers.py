@@ -79,10 +79,13 @@ class ControllersThroughProxyTest(unittest.TestCase):
                     key = verb + " " + labels["resource"].strip('"')
                     upstream[key] = upstream.get(key, 0) + int(float(line.rsplit(" ", 1)[1]))
         total = sum(served.values())
+        discovery = {m.group(1): int(float(m.group(2))) for m in re.finditer(
+            r'kube_cache_proxy_discovery_requests_total\{outcome="(\w+)"\} (\S+)', metrics)}
         extra = {r: int(n - baseline.get(r, 0)) for r, n in sorted(watches.items()) if n - baseline.get(r, 0) > 0}
         print("controllers' GET/LIST/WATCH through the proxy: %s (%.0f%% from the cache); passed through: %s; "
-              "apiserver watches beyond its own, while they ran: %s (%d in all)" % (
-                  served, 100 * served.get("cache", 0) / total if total else 0, upstream, extra, sum(extra.values())))
+              "discovery: %s; apiserver watches beyond its own, while they ran: %s (%d in all)" % (
+                  served, 100 * served.get("cache", 0) / total if total else 0, upstream, discovery, extra,
+                  sum(extra.values())))
         return served, upstream, extra
 
     def test_deployment_gets_replicaset_pods_and_bindings_through_the_proxy(self):
@@ -167,12 +170,12 @@ class ControllersThroughProxyTest(unittest.TestCase):
         scheduler.stop()
         text = metrics()
         served, upstream, _ = self.report_reads(text, baseline, watches)
-        # Issue 18: the components ask in protobuf (objects and metadata); their resource reads
-        # come from the protobuf caches (discovery, non-resource GETs, is not cached). 90 %
-        # is the issue's bar; measured 98 % on the quiet machine, the margin is for CI load.
-        resource_upstream = sum(n for key, n in upstream.items() if key.split(" ", 1)[1])
-        from_cache = served.get("cache", 0) / (served.get("cache", 0) + resource_upstream)
-        self.assertGreaterEqual(from_cache, 0.85, upstream)
+        # Issue 18: the components ask in protobuf (objects and metadata); their reads come
+        # from the protobuf caches and their discovery from the discovery cache. 90 % of all
+        # their GET/LIST/WATCH answered upstream or from the cache is the issue's bar; measured
+        # 98 % (101 of 103) on the quiet machine, the margin is for CI load.
+        from_cache = served.get("cache", 0) / (served.get("cache", 0) + served.get("upstream", 0))
+        self.assertGreaterEqual(from_cache, 0.90, upstream)
         return text
 
 
