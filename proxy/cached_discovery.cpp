@@ -37,12 +37,26 @@ struct Input {
 constexpr std::array<Input, 2> kInputs = {Input{"apiextensions.k8s.io", "customresourcedefinitions"},
                                           Input{"apiregistration.k8s.io", "apiservices"}};
 
+// The cache of `input` that says its state: one already synced in either encoding (a
+// client's own), else the protobuf one where the type has it, started on demand: Kubernetes'
+// components, discovery's main readers, read these types in protobuf, so their informers and
+// discovery share one upstream watch.
+std::shared_ptr<watch::CachedResource> inputCache(watch::InformerRegistry& registry, const Input& input) {
+  for (cache::Encoding encoding : {cache::Encoding::Protobuf, cache::Encoding::Json}) {
+    auto cached = registry.findRunning(input.group, "v1", input.resource, "", encoding);
+    if (cached && cached->hasSynced() && cached->namespaceScope().empty()) return cached;
+  }
+  const bool protobuf = registry.cacheableInProtobuf(input.group, "v1", input.resource);
+  return registry.find(input.group, "v1", input.resource, "",
+                       protobuf ? cache::Encoding::Protobuf : cache::Encoding::Json);
+}
+
 // The fingerprint of the CRDs' and APIServices' caches, or nullopt while either is not
-// cached or not synced. Finding them starts their informers on demand.
+// cached or not synced.
 std::optional<uint64_t> discoveryInputs(watch::InformerRegistry& registry) {
   StateFingerprint fingerprint;
   for (const Input& input : kInputs) {
-    std::shared_ptr<watch::CachedResource> cached = registry.find(input.group, "v1", input.resource, "");
+    std::shared_ptr<watch::CachedResource> cached = inputCache(registry, input);
     if (!cached || !cached->hasSynced() || !cached->namespaceScope().empty()) return std::nullopt;
     cached->markUsed();
     cached->store().snapshot()->forEach([&](const cache::ObjectConstSharedPtr& object) {
@@ -59,7 +73,9 @@ asio::awaitable<std::optional<uint64_t>> awaitInputs(CacheContext& ctx) {
   std::optional<uint64_t> fingerprint = discoveryInputs(ctx.registry);
   auto starting = [&] {
     for (const Input& input : kInputs) {
-      if (ctx.registry.starting(input.group, "v1", input.resource, "", cache::Encoding::Json)) return true;
+      for (cache::Encoding encoding : {cache::Encoding::Protobuf, cache::Encoding::Json}) {
+        if (ctx.registry.starting(input.group, "v1", input.resource, "", encoding)) return true;
+      }
     }
     return false;
   };
