@@ -85,9 +85,11 @@ PATHS = {"secrets": "/api/v1/namespaces/%s/secrets", "services": "/api/v1/namesp
 
 def secret(ns, name, i):
     kind = SECRET_TYPES[i % len(SECRET_TYPES)]
+    pem = "-----BEGIN %s-----\nMIIB%d\n-----END %s-----\n"
     data = {"Opaque": {"password": _b64("s3cret-%d" % i), "config.yaml": _b64("level: %d\n" % i)},
-            "kubernetes.io/tls": {"tls.crt": _b64("-----BEGIN CERTIFICATE-----\nMIIB%d\n-----END CERTIFICATE-----\n" % i),
-                                  "tls.key": _b64("-----BEGIN PRIVATE KEY-----\nMIIE%d\n-----END PRIVATE KEY-----\n" % i)},
+            # Only the keys are validated; a pair that does not match draws a Warning header.
+            "kubernetes.io/tls": {"tls.crt": _b64(pem % ("CERTIFICATE", i, "CERTIFICATE")),
+                                  "tls.key": _b64(pem % ("PRIVATE KEY", i, "PRIVATE KEY"))},
             "kubernetes.io/dockerconfigjson": {".dockerconfigjson": _b64(
                 '{"auths":{"registry.example.com":{"auth":"%s"}}}' % _b64("user:pw%d" % i))},
             "kubernetes.io/basic-auth": {"username": _b64("user-%d" % i), "password": _b64("pw-%d" % i)},
@@ -177,7 +179,7 @@ def replicaset(ns, i):
             "metadata": dict(_meta("web-%d" % i, ns, labels),
                              annotations={"deployment.kubernetes.io/revision": str(1 + i % 3)}),
             "spec": {"replicas": i % 4, "minReadySeconds": i % 3,
-                     "selector": {"matchLabels": {"app": labels["app"], "pod-template-hash": labels["pod-template-hash"]}},
+                     "selector": {"matchLabels": {k: labels[k] for k in ("app", "pod-template-hash")}},
                      "template": {"metadata": {"labels": labels},
                                   "spec": {"containers": [{"name": "main",
                                                            "image": "registry.example.com/app-%d:1.2.3" % (i % 50),
