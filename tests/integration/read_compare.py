@@ -62,6 +62,19 @@ class Answer:
         doc = self.json()
         return (doc.get("metadata") or {}).get("continue") if isinstance(doc, dict) else None
 
+    def status_reason(self):
+        """The reason of a Status answer, in JSON or protobuf (Status field 4), else None."""
+        doc = self.json()
+        if isinstance(doc, dict):
+            return doc.get("reason") if doc.get("kind") == "Status" else None
+        if not self.body.startswith(b"k8s\x00"):
+            return None
+        unknown = protobuf_fields(self.body[4:])
+        if protobuf_fields(unknown.get(1, b"")).get(2) != b"Status":
+            return None
+        reason = protobuf_fields(unknown.get(2, b"")).get(4)
+        return reason.decode() if isinstance(reason, bytes) else None
+
     def summary(self):
         doc = self.json()
         if isinstance(doc, dict) and doc.get("kind") == "Status":

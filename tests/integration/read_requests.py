@@ -50,10 +50,17 @@ if os.environ.get("KCP_DIFF_ENCODING") == "protobuf":
 
 
 class Resource:
-    def __init__(self, group, version, plural, namespaced, weight, cached, label_keys, fields, bad_fields):
+    def __init__(self, group, version, plural, namespaced, weight, cached, label_keys, fields, bad_fields,
+                 label_values=None, watch_cached=True):
         self.group, self.version, self.plural = group, version, plural
         self.namespaced, self.weight, self.cached = namespaced, weight, cached
         self.label_keys, self.fields, self.bad_fields = label_keys, fields, bad_fields
+        # label key -> value generator (rng) for keys only this type carries; the shared
+        # keys draw from Generator._label_value.
+        self.label_values = label_values or {}
+        # False for a type kube-apiserver keeps no watch cache of (events): its LISTs are
+        # etcd's, where a limit applies at RV=0 too (P5).
+        self.watch_cached = watch_cached
 
     @property
     def prefix(self):
@@ -188,7 +195,10 @@ def with_token_rv(token, rv):
 class Universe:
     """What exists upstream, so requests name real namespaces, objects, nodes and RVs."""
 
-    def __init__(self, namespaces, names, nodes, first_rv):
+    def __init__(self, namespaces, names, nodes, first_rv, resources=None):
+        # The types requests are drawn from: the real-cluster tier adds types the test
+        # apiserver does not serve.
+        self.resources = resources or RESOURCES
         self.namespaces = namespaces  # namespaces holding objects
         self.names = names  # resource plural -> list of (namespace, name)
         self.nodes = nodes
@@ -222,7 +232,7 @@ class Generator:
         return pairs[-1][0]
 
     def _resource(self):
-        return self._weighted([(r, r.weight) for r in RESOURCES])
+        return self._weighted([(r, r.weight) for r in self.u.resources])
 
     def _namespace(self):
         return self._weighted([(self.rng.choice(self.u.namespaces), 8), ("churn", 3), ("default", 2), ("nope", 1)])
@@ -239,14 +249,16 @@ class Generator:
         for _ in range(r.choice([1, 1, 1, 2, 3])):
             key = r.choice(res.label_keys)
             form = r.randint(0, 7)
-            value = self._label_value(key)
+            value = self._label_value(res, key)
             terms.append([key + "=" + value, key + "==" + value, key + "!=" + value, key, "!" + key,
-                          "%s in (%s,%s)" % (key, value, self._label_value(key)),
+                          "%s in (%s,%s)" % (key, value, self._label_value(res, key)),
                           "%s notin (%s)" % (key, value), key + " = " + value][form])
         return ",".join(terms)
 
-    def _label_value(self, key):
+    def _label_value(self, res, key):
         r = self.rng
+        if key in res.label_values:
+            return res.label_values[key](r)
         return {"app": "app-%d" % r.randint(0, 52), "tier": r.choice(["backend", "frontend"]),
                 "team": "team-%d" % r.randint(0, 7), "version": "v1.%d" % r.randint(0, 13),
                 "kubernetes.io/os": "linux", "kubernetes.io/metadata.name": r.choice(["default", "demo", "churn"]),

@@ -1,7 +1,9 @@
 """The differential read test against the real kube-apiserver: generated GET and LIST
 requests over every RV rule, selectors, pagination and continue tokens, Table,
 PartialObjectMetadata and malformed parameters, sent to the proxy and to the apiserver
-directly while pods and configmaps churn; an etcd compaction at 85 %. Answers must be
+directly while pods, configmaps, secrets, leases and events churn; an etcd compaction at
+85 %. Besides the fast tier's types it reads secrets, services, endpointslices, leases,
+events and replicasets (real_resources.py), all cached. Answers must be
 byte-equal (contract R1-R8, P1-P7, S1-S7, N1-N4, C1; see tests/integration/
 test_read_differential.py for how answers taken at the server's RV of choice are checked).
 
@@ -20,9 +22,12 @@ import realcluster
 
 import harness
 import read_requests
+import real_resources
 import test_read_differential as differential
 
-CACHED = "pods,configmaps,widgets.example.com"
+CACHED = ("pods,configmaps,widgets.example.com,secrets,services,endpointslices.discovery.k8s.io,"
+          "leases.coordination.k8s.io,events,replicasets.apps,nodes,deployments.apps")
+RESOURCES = read_requests.RESOURCES + real_resources.REAL_EXTRA_RESOURCES
 
 
 def realistic_pod(ns, name, node, i):
@@ -56,6 +61,7 @@ def load(plane, count_per_kind=(300, 120, 90), namespaces=6, nodes=5):
             "apiVersion": "example.com/v1", "kind": "Widget",
             "metadata": {"name": "widget-%d" % i, "labels": {"app": "app-%d" % (i % 50)}},
             "spec": {"color": ["red", "blue"][i % 2], "size": i % 10}}))
+    jobs += real_resources.load_jobs(namespaces, nodes)
 
     def create(job):
         a = plane.request(job[0], "POST", job[1])
@@ -64,8 +70,28 @@ def load(plane, count_per_kind=(300, 120, 90), namespaces=6, nodes=5):
         list(pool.map(create, jobs))
 
 
+CHURN_KINDS = ["pods", "configmaps", "secrets", "leases", "events"]
+
+
+def churn_body(kind, name, n):
+    """A new object `name` of `kind` in namespace churn."""
+    if kind == "pods":
+        return realistic_pod("churn", name, "fake-node-0", n)
+    if kind == "configmaps":
+        return {"metadata": {"name": name, "labels": {"app": "app-1"}}, "data": {"k": "v"}}
+    if kind == "secrets":
+        return real_resources.secret("churn", name, n)
+    if kind == "leases":
+        return real_resources.lease("churn", name, n)
+    body = real_resources.event("churn", n - (n % 4 == 3), name)  # about a pod, not a Node
+    body["involvedObject"].update(namespace="churn", name=name)
+    body["metadata"]["namespace"] = "churn"
+    return body
+
+
 class Churn:
-    """Creates, updates and deletes pods and configmaps churn-0..49 in namespace churn."""
+    """Creates, updates and deletes pods, configmaps, secrets, leases and events churn-0..49
+    in namespace churn; a lease update renews it, as its holder does."""
 
     def __init__(self, plane, rate=20.0):
         self.plane, self.period = plane, 1.0 / rate
@@ -75,17 +101,17 @@ class Churn:
     def run(self):
         rnd = random.Random(7)
         while not self.stop_event.wait(self.period):
-            kind = rnd.choice(["pods", "configmaps"])
+            kind = rnd.choice(CHURN_KINDS)
             name = "churn-%d" % rnd.randrange(50)
-            base = "/api/v1/namespaces/churn/%s" % kind
+            base = (real_resources.PATHS.get(kind) or "/api/v1/namespaces/%s/" + kind) % "churn"
             op = rnd.random()
             if op < 0.45:
-                body = realistic_pod("churn", name, "fake-node-0", rnd.randrange(100)) if kind == "pods" else \
-                    {"metadata": {"name": name, "labels": {"app": "app-1"}}, "data": {"k": "v"}}
-                self.plane.request(base, "POST", body)
+                self.plane.request(base, "POST", churn_body(kind, name, rnd.randrange(100)))
             elif op < 0.8:
-                self.plane.request("%s/%s" % (base, name), "PATCH", {"metadata": {"labels": {"rev": str(rnd.random())}}},
-                                   content_type="application/merge-patch+json")
+                patch = {"spec": {"renewTime": real_resources.MICRO % (rnd.randrange(60), rnd.randrange(60),
+                                                                       rnd.randrange(10 ** 6))}} \
+                    if kind == "leases" else {"metadata": {"labels": {"rev": str(rnd.random())}}}
+                self.plane.request("%s/%s" % (base, name), "PATCH", patch, content_type="application/merge-patch+json")
             else:
                 self.plane.request("%s/%s" % (base, name), "DELETE")
 
@@ -100,16 +126,16 @@ class Churn:
 
 def build_universe(plane):
     names, namespaces = {}, set()
-    for res in read_requests.RESOURCES:
+    for res in RESOURCES:
         a = plane.request(res.collection())
         assert a.status == 200, a.body
         names[res.plural] = [((i["metadata"].get("namespace") or ""), i["metadata"]["name"]) for i in a.json()["items"]]
         namespaces.update(ns for ns, _ in names[res.plural] if ns.startswith("load-"))
     nodes = sorted(n for _, n in names["nodes"])
-    names["pods"] += [("churn", "churn-%d" % i) for i in range(50)]
-    names["configmaps"] += [("churn", "churn-%d" % i) for i in range(50)]
+    for kind in CHURN_KINDS:
+        names[kind] += [("churn", "churn-%d" % i) for i in range(50)]
     rv = plane.request("/api/v1/namespaces/default/pods?limit=1").json()["metadata"]["resourceVersion"]
-    return read_requests.Universe(sorted(namespaces) + ["default", "demo"], names, nodes, rv)
+    return read_requests.Universe(sorted(namespaces) + ["default", "demo"], names, nodes, rv, RESOURCES)
 
 
 @realcluster.require_bin
