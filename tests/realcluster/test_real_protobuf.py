@@ -341,6 +341,31 @@ class ProtobufCacheTest(unittest.TestCase):
         self.assertEqual(changes_mine, changes_theirs)
         type(self).requests += 1
 
+    def test_watch_of_every_type_streams_the_apiservers_frames(self):
+        """W3 in protobuf for each of the ten types of issue 18: a change after the cache's RV,
+        as full objects and as PartialObjectMetadata, frame for frame."""
+        for name, collection in CACHED.items():
+            with self.subTest(resource=name):
+                rv = self.cache_rv(collection)
+                m = self.plane.request(collection + "?limit=1").json()["items"][0]["metadata"]
+                plural = collection.rsplit("/", 1)[1]
+                scope = (collection.replace(plural, "namespaces/%s/%s" % (m["namespace"], plural))
+                         if m.get("namespace") else collection)
+                path = scope + "/" + m["name"]
+                a = self.plane.request(path, "PATCH", {"metadata": {"labels": {"watched": "after-%d" % rv}}},
+                                       content_type="application/merge-patch+json")
+                self.assertEqual(a.status, 200, a.body)
+                changed = int(a.json()["metadata"]["resourceVersion"])
+                harness.wait_for(lambda: self.cache_rv(collection) >= changed, timeout=10, interval=0.1)
+                # Only this object: leases and events have other writers (the control plane's).
+                query = "?watch=1&fieldSelector=metadata.name%%3D%s&resourceVersion=%d&timeoutSeconds=1" % (m["name"], rv)
+                for accept in (GO_CLIENT, METADATA):
+                    mine, theirs = self.watch_both(scope + query, accept)
+                    changes = [f for f in theirs if event_type(f) != "BOOKMARK"]
+                    self.assertIn("MODIFIED", [event_type(f) for f in changes], accept)
+                    self.assertEqual([f for f in mine if event_type(f) != "BOOKMARK"], changes, accept)
+                    type(self).requests += 1
+
     def test_metadata_watch_from_the_protobuf_cache(self):
         """N4 for watches, what client-go's metadata informers (the garbage collector, quota)
         send: PartialObjectMetadata events and bookmarks in protobuf, frame for frame."""
