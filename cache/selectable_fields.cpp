@@ -119,6 +119,21 @@ std::shared_ptr<const FieldSpec> certificateSigningRequests() {
   return spec;
 }
 
+// certificates.k8s.io ClusterTrustBundle and PodCertificateRequest (KK
+// pkg/registry/certificates/*/storage/storage.go getAttrs; same field numbers in v1beta1
+// and v1alpha1, KK pkg/apis/certificates/*/conversion.go). kube-controller-manager's
+// trust-bundle publisher watches bundles by spec.signerName.
+std::shared_ptr<const FieldSpec> clusterTrustBundles() {
+  static const auto spec = make(false, FieldErrorStyle::LabelNotSupported, {same("spec.signerName", {2, 1})});
+  return spec;
+}
+std::shared_ptr<const FieldSpec> podCertificateRequests() {
+  static const auto spec =
+      make(true, FieldErrorStyle::LabelNotSupported,
+           {same("spec.signerName", {2, 1}), same("spec.podName", {2, 2}), same("spec.nodeName", {2, 6})});
+  return spec;
+}
+
 // resource.k8s.io: the rejection names the served version, so one spec per version.
 std::shared_ptr<const FieldSpec> resourceSlices(std::string_view version) {
   static std::mutex mu;
@@ -162,6 +177,10 @@ std::shared_ptr<const FieldSpec> FieldSpec::forBuiltin(std::string_view group, s
     return jobs();
   } else if (group == "certificates.k8s.io" && resource == "certificatesigningrequests") {
     return certificateSigningRequests();
+  } else if (group == "certificates.k8s.io" && resource == "clustertrustbundles") {
+    return clusterTrustBundles();
+  } else if (group == "certificates.k8s.io" && resource == "podcertificaterequests") {
+    return podCertificateRequests();
   } else if (group == "resource.k8s.io" && resource == "resourceslices") {
     return resourceSlices(version);
   }

@@ -173,7 +173,7 @@ class ControllersThroughProxyTest(unittest.TestCase):
         # Issue 18: the components ask in protobuf (objects and metadata); their reads come
         # from the protobuf caches and their discovery from the discovery cache. 90 % of all
         # their GET/LIST/WATCH answered upstream or from the cache is the issue's bar; measured
-        # 98 % (101 of 103) on the quiet machine, the margin is for CI load.
+        # 99 % (102 of 103) on the machine with a CI run beside it; the margin is for more load.
         from_cache = served.get("cache", 0) / (served.get("cache", 0) + served.get("upstream", 0))
         self.assertGreaterEqual(from_cache, 0.90, upstream)
         return text
