@@ -18,6 +18,7 @@
 #include "proxy/logging.h"
 #include "proxy/proxy_server.h"
 #include "proxy/server_options.h"
+#include "proxy/status_page.h"
 #include "proxy/upstream_options.h"
 
 namespace {
@@ -135,6 +136,7 @@ int main(int argc, char** argv) {
     server.setUpstreamHealth(informers.health());
     server.setReadinessCheck([manager] { return manager->ready(); });
     server.metrics().setCollector(informers.metricsCollector());
+    server.setStatusSource(proxy::cacheStatusSource(manager, informers.health()));
     manager->start();
     informers.startBackgroundTasks();
     server.start();

@@ -120,6 +120,7 @@ ProxyServer::ProxyServer(ServerOptions server, UpstreamOptions upstream, const c
 ProxyServer::~ProxyServer() { stop(std::chrono::milliseconds(0)); }
 
 void ProxyServer::setReadinessCheck(std::function<bool()> ready) { impl_->ready = std::move(ready); }
+void ProxyServer::setStatusSource(StatusSource status) { impl_->status = std::move(status); }
 
 void ProxyServer::setInformerRegistry(std::shared_ptr<watch::InformerRegistry> registry) {
   impl_->registry = std::move(registry);

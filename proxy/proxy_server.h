@@ -16,6 +16,7 @@
 
 #include "cache/clock.h"
 #include "proxy/server_options.h"
+#include "proxy/status_page.h"
 #include "proxy/upstream_options.h"
 
 namespace watch {
@@ -40,6 +41,8 @@ class ProxyServer {
   // /readyz answers 200 only while `ready` returns true (and the server is not
   // stopping). Without a check, /readyz is ready once started. Call before start().
   void setReadinessCheck(std::function<bool()> ready);
+  // What /debug/status shows (proxy/status_page.h). Call before start().
+  void setStatusSource(StatusSource status);
   // Resource requests the registry has a synced cache for are answered from it (see
   // docs/routing.md); without a registry everything passes through. Call before start().
   void setInformerRegistry(std::shared_ptr<watch::InformerRegistry> registry);

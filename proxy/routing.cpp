@@ -7,7 +7,7 @@
 namespace proxy {
 
 bool isLocalPath(std::string_view path) {
-  return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/metrics";
+  return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/metrics" || path == "/debug/status";
 }
 
 bool isLongRunning(const RequestInfo& info) {

@@ -32,6 +32,7 @@
 #include "proxy/server_options.h"
 #include "proxy/serving_tls.h"
 #include "proxy/session_control.h"
+#include "proxy/status_page.h"
 #include "proxy/upstream.h"
 #include "proxy/upstream_options.h"
 #include "proxy/upstream_pool.h"
@@ -117,6 +118,7 @@ struct ServerContext {
   ClientLimiter review_limiter;      // gateway reviews in flight upstream
   ResourceLabels resource_labels;
   std::function<bool()> ready;
+  StatusSource status;  // /debug/status; unset: no cached resources to show
   std::shared_ptr<watch::InformerRegistry> registry;  // null: everything passes through
   std::unique_ptr<ServingTls> tls;                    // null: plain HTTP
   std::unique_ptr<auth::GatewayAuth> gateway;         // null: sidecar mode

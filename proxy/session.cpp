@@ -285,6 +285,11 @@ asio::awaitable<ForwardOutcome> SessionLoop::serveLocal(DownstreamRequest& req) 
     text = plainAnswer(code, "text/plain; charset=utf-8", "405 method not allowed", keep, head_only);
   } else if (req.info.path == "/metrics") {
     text = plainAnswer(code, "text/plain; version=0.0.4; charset=utf-8", server_.metrics.renderText(), keep, head_only);
+  } else if (req.info.path == "/debug/status") {
+    const StatusReport report = server_.status ? server_.status() : StatusReport{};
+    const bool json = wantsJsonStatus(findHeader(req.headers, "Accept"));
+    text = plainAnswer(code, json ? "application/json" : "text/html; charset=utf-8",
+                       json ? renderStatusJson(report) : renderStatusHtml(report), keep, head_only);
   } else if (req.info.path == "/readyz") {
     const size_t qmark = req.target.find('?');
     const std::string_view query =
@@ -359,11 +364,12 @@ asio::awaitable<std::optional<ForwardOutcome>> SessionLoop::admitGatewayRequest(
   if (!user) co_return co_await answerStatus(req, auth::unauthorizedStatus());
   req.caller = user->name;
 
-  // Authorization of what the proxy answers itself: the cache's answers and /metrics.
+  // Authorization of what the proxy answers itself: the cache's answers, /metrics and
+  // /debug/status.
   cacheable = auth::cacheableForCaller(req.info, impersonating, server_.registry != nullptr) ||
               (!impersonating && server_.registry && server_.discovery.enabled() && req.method == "GET" &&
                DiscoveryCache::isDiscoveryPath(req.info.path));
-  if (!cacheable && req.info.path != "/metrics") co_return std::nullopt;
+  if (!cacheable && req.info.path != "/metrics" && req.info.path != "/debug/status") co_return std::nullopt;
   const auth::AccessAttributes attrs = auth::GatewayAuth::attributesOf(req.info, req.method);
   const auth::AccessReviewResult access = co_await authorize(*user, attrs);
   if (auto refusal = auth::afterAccessReview(access, *user, attrs)) co_return co_await answerStatus(req, *refusal);

@@ -1,0 +1,171 @@
+#include "proxy/status_page.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "cache/encoding.h"
+#include "watch/informer_manager.h"
+#include "watch/upstream_health.h"
+
+namespace proxy {
+namespace {
+
+std::string stateOf(const watch::Informer& informer, bool upstream_up) {
+  if (informer.forbidden()) return "forbidden";
+  if (!informer.hasSynced()) return upstream_up ? "syncing" : "upstream down";
+  if (!upstream_up) return "upstream down";
+  return informer.caughtUp() ? "synced" : "catching up";
+}
+
+ResourceStatus statusOf(const watch::Informer& informer, bool upstream_up) {
+  const auto& store = informer.store().stats();
+  const auto& reflector = informer.reflectorStats();
+  ResourceStatus r;
+  r.resource = informer.resource().displayName();
+  r.version = informer.resource().version;
+  r.namespace_scope = informer.namespaceScope();
+  r.encoding = std::string(cache::encodingName(informer.encoding()));
+  r.state = stateOf(informer, upstream_up);
+  r.on_demand = informer.onDemand();
+  r.objects = store.objects.load();
+  r.json_bytes = store.json_bytes.load();
+  r.overhead_bytes = store.overhead_bytes.load();
+  r.resource_version = informer.store().currentRV();
+  r.events_applied = reflector.events_applied_total.load();
+  r.relists = reflector.upstream_relists_total.load();
+  r.watch_restarts = reflector.upstream_watch_restarts_total.load();
+  r.last_sync_unix = double(reflector.last_sync_unix_ms.load()) / 1000.0;
+  r.last_sync_objects = reflector.last_sync_objects.load();
+  r.watchers = informer.dispatcher().watcherCount();
+  return r;
+}
+
+// Text for HTML: the names come from the upstream's discovery.
+std::string escapeHtml(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f}", double(bytes) / 1e6); }
+
+std::string age(double since_unix, double now_unix) {
+  if (since_unix <= 0) return "never";
+  const double s = now_unix - since_unix;
+  if (s < 120) return fmt::format("{:.0f}s ago", s);
+  if (s < 7200) return fmt::format("{:.0f}m ago", s / 60);
+  return fmt::format("{:.1f}h ago", s / 3600);
+}
+
+}  // namespace
+
+StatusSource cacheStatusSource(std::shared_ptr<watch::InformerManager> manager,
+                               std::shared_ptr<watch::UpstreamHealth> health) {
+  return [manager = std::move(manager), health = std::move(health)] {
+    StatusReport report;
+    report.upstream_up = !health || health->up();
+    report.upstream_down_seconds = health ? health->downSeconds() : 0.0;
+    report.now_unix =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (const auto& informer : manager->informers()) report.resources.push_back(statusOf(*informer, report.upstream_up));
+    return report;
+  };
+}
+
+bool wantsJsonStatus(std::string_view accept) { return accept.find("application/json") != std::string_view::npos; }
+
+std::string renderStatusJson(const StatusReport& report) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("upstream");
+  w.StartObject();
+  w.Key("up");
+  w.Bool(report.upstream_up);
+  w.Key("downSeconds");
+  w.Double(report.upstream_down_seconds);
+  w.EndObject();
+  w.Key("resources");
+  w.StartArray();
+  for (const ResourceStatus& r : report.resources) {
+    w.StartObject();
+    w.Key("resource");
+    w.String(r.resource.c_str(), static_cast<rapidjson::SizeType>(r.resource.size()));
+    w.Key("version");
+    w.String(r.version.c_str(), static_cast<rapidjson::SizeType>(r.version.size()));
+    w.Key("namespace");
+    w.String(r.namespace_scope.c_str(), static_cast<rapidjson::SizeType>(r.namespace_scope.size()));
+    w.Key("encoding");
+    w.String(r.encoding.c_str(), static_cast<rapidjson::SizeType>(r.encoding.size()));
+    w.Key("state");
+    w.String(r.state.c_str(), static_cast<rapidjson::SizeType>(r.state.size()));
+    w.Key("onDemand");
+    w.Bool(r.on_demand);
+    w.Key("objects");
+    w.Uint64(r.objects);
+    w.Key("jsonBytes");
+    w.Uint64(r.json_bytes);
+    w.Key("overheadBytes");
+    w.Uint64(r.overhead_bytes);
+    w.Key("resourceVersion");
+    w.Uint64(r.resource_version);
+    w.Key("eventsApplied");
+    w.Uint64(r.events_applied);
+    w.Key("relists");
+    w.Uint64(r.relists);
+    w.Key("watchRestarts");
+    w.Uint64(r.watch_restarts);
+    w.Key("lastSyncTimestamp");
+    w.Double(r.last_sync_unix);
+    w.Key("lastSyncObjects");
+    w.Uint64(r.last_sync_objects);
+    w.Key("watchers");
+    w.Uint64(r.watchers);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+std::string renderStatusHtml(const StatusReport& report) {
+  std::string rows;
+  for (const ResourceStatus& r : report.resources) {
+    rows += fmt::format(
+        "<tr class=\"resource\" data-state=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+        escapeHtml(r.state), escapeHtml(r.resource), escapeHtml(r.version),
+        r.namespace_scope.empty() ? "(all)" : escapeHtml(r.namespace_scope), escapeHtml(r.encoding),
+        escapeHtml(r.state) + (r.on_demand ? " (on demand)" : ""), r.objects, megabytes(r.json_bytes + r.overhead_bytes),
+        r.resource_version, age(r.last_sync_unix, report.now_unix), r.events_applied, r.relists, r.watchers);
+  }
+  const std::string upstream =
+      report.upstream_up ? "up" : fmt::format("down for {:.0f} s", report.upstream_down_seconds);
+  // Refreshed by the browser every 5 s: nothing to run, nothing to load from elsewhere.
+  return fmt::format(
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"5\">"
+      "<title>kube-cache-proxy status</title><style>body{{font-family:sans-serif}}"
+      "table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 6px}}.num{{text-align:right}}"
+      "</style></head>\n<body><h1>kube-cache-proxy</h1><p id=\"upstream\">Upstream: {}</p>\n"
+      "<table id=\"resources\"><tr><th>resource</th><th>version</th><th>namespace</th><th>encoding</th>"
+      "<th>state</th><th>objects</th><th>MB</th><th>resourceVersion</th><th>last full sync</th>"
+      "<th>events applied</th><th>relists</th><th>watchers</th></tr>\n{}</table>\n"
+      "<p>{} cached resources. JSON: <code>kubectl get --raw /debug/status</code>. Metrics: "
+      "<a href=\"/metrics\">/metrics</a>.</p></body></html>\n",
+      upstream, rows, report.resources.size());
+}
+
+}  // namespace proxy

@@ -1,0 +1,63 @@
+#pragma once
+// /debug/status (issue 19): what an operator looks at instead of reading logs. One row per
+// cached resource (state, objects, bytes, RV, when it last synced, watchers) and the
+// upstream's health, as JSON (`Accept: application/json`, e.g. `kubectl get --raw
+// /debug/status`) or as an HTML page that refreshes itself. The values are the same atomics
+// /metrics reads at scrape time, read at request time; plain code, no Asio.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace watch {
+class InformerManager;
+class UpstreamHealth;
+}  // namespace watch
+
+namespace proxy {
+
+struct ResourceStatus {
+  std::string resource;  // "pods", "deployments.apps"
+  std::string version;
+  std::string namespace_scope;  // "" = all namespaces
+  std::string encoding;         // "json", "protobuf"
+  // "syncing" (no full state yet), "synced", "catching up" (resumed from saved state or a
+  // watch restart, not yet at the upstream's present), "forbidden" (the upstream refused the
+  // list), "upstream down".
+  std::string state;
+  bool on_demand = false;
+  uint64_t objects = 0;
+  uint64_t json_bytes = 0;      // the objects' stored bytes
+  uint64_t overhead_bytes = 0;  // the store's own bytes beside them
+  uint64_t resource_version = 0;
+  uint64_t events_applied = 0;
+  uint64_t relists = 0;
+  uint64_t watch_restarts = 0;
+  double last_sync_unix = 0;  // 0: never
+  uint64_t last_sync_objects = 0;
+  size_t watchers = 0;  // downstream watches served from this cache
+};
+
+struct StatusReport {
+  bool upstream_up = true;
+  double upstream_down_seconds = 0;
+  double now_unix = 0;
+  std::vector<ResourceStatus> resources;
+};
+
+using StatusSource = std::function<StatusReport()>;
+
+// Reads the informers' and the breaker's state at each call. `health` may be null.
+StatusSource cacheStatusSource(std::shared_ptr<watch::InformerManager> manager,
+                               std::shared_ptr<watch::UpstreamHealth> health);
+
+// True when the request's Accept asks for JSON rather than a page for a browser.
+bool wantsJsonStatus(std::string_view accept);
+
+std::string renderStatusJson(const StatusReport& report);
+std::string renderStatusHtml(const StatusReport& report);
+
+}  // namespace proxy

@@ -1,0 +1,95 @@
+"""/debug/status (issue 19): one row per cached resource with its state, objects, bytes, RV
+and watchers, as JSON for `kubectl get --raw` and as a self-refreshing HTML page; the JSON's
+objects and bytes per resource agree with /metrics.
+
+kube-cache-proxy --cache pods,configmaps in front of kube-test-apiserver --sample-data.
+"""
+import json
+import os
+import re
+import subprocess
+import unittest
+
+import clients
+import harness
+
+CACHED = ("pods", "configmaps")
+
+
+def metric_samples(text, family):
+    """{resource: value} of a per-resource cache family (cluster-wide JSON informers)."""
+    out = {}
+    for m in re.finditer(r'^%s\{resource="([^"]*)",version="v1",namespace="",encoding="json"\} (\S+)$' % family,
+                         text, re.M):
+        out[m.group(1)] = float(m.group(2))
+    return out
+
+
+class StatusPageTest(unittest.TestCase):
+    def setUp(self):
+        self.processes = harness.Processes()
+        self.addCleanup(self.processes.stop_all)
+        self.api = clients.start_apiserver(self.processes, "--sample-data")
+        self.proxy = self.processes.proxy("http://127.0.0.1:%d" % self.api.port, "--cache", ",".join(CACHED))
+        harness.wait_for(lambda: harness.http_get("127.0.0.1", self.proxy.port, "/readyz")[0] == 200, timeout=20,
+                         message="proxy ready")
+
+    def status(self):
+        code, headers, body = harness.http_get("127.0.0.1", self.proxy.port, "/debug/status",
+                                               {"Accept": "application/json"})
+        self.assertEqual(code, 200)
+        self.assertEqual(headers.get("Content-Type"), "application/json")
+        return json.loads(body)
+
+    def test_json_rows_agree_with_metrics(self):
+        status = self.status()
+        self.assertTrue(status["upstream"]["up"])
+        rows = {r["resource"]: r for r in status["resources"]}
+        self.assertEqual(sorted(rows), sorted(CACHED))
+        metrics = harness.http_get("127.0.0.1", self.proxy.port, "/metrics")[2].decode()
+        objects = metric_samples(metrics, "kube_cache_proxy_cache_objects")
+        json_bytes = metric_samples(metrics, "kube_cache_proxy_cache_json_bytes")
+        overhead = metric_samples(metrics, "kube_cache_proxy_cache_overhead_bytes")
+        rvs = metric_samples(metrics, "kube_cache_proxy_cache_resource_version")
+        for name in CACHED:
+            with self.subTest(resource=name):
+                row = rows[name]
+                self.assertEqual(row["state"], "synced")
+                self.assertGreater(row["objects"], 0)
+                self.assertEqual(row["objects"], objects[name])
+                self.assertEqual(row["jsonBytes"], json_bytes[name])
+                self.assertEqual(row["overheadBytes"], overhead[name])
+                self.assertEqual(row["resourceVersion"], rvs[name])
+                self.assertGreater(row["lastSyncTimestamp"], 0)
+
+    def test_watchers_are_counted(self):
+        import http.client
+        conn = http.client.HTTPConnection("127.0.0.1", self.proxy.port, timeout=10)
+        conn.request("GET", "/api/v1/pods?watch=true&resourceVersion=0")
+        self.assertEqual(conn.getresponse().status, 200)
+        try:
+            harness.wait_for(lambda: {r["resource"]: r["watchers"] for r in self.status()["resources"]}["pods"] == 1,
+                             timeout=10, message="one pods watcher")
+        finally:
+            conn.close()
+
+    def test_html_page_has_a_row_per_cached_resource_and_refreshes(self):
+        code, headers, body = harness.http_get("127.0.0.1", self.proxy.port, "/debug/status", {"Accept": "text/html"})
+        self.assertEqual(code, 200)
+        self.assertEqual(headers.get("Content-Type"), "text/html; charset=utf-8")
+        page = body.decode()
+        self.assertIn('http-equiv="refresh"', page)
+        rows = re.findall(r'<tr class="resource" data-state="([^"]+)"><td>([^<]+)</td>', page)
+        self.assertEqual(sorted(name for _, name in rows), sorted(CACHED))
+        self.assertEqual({state for state, _ in rows}, {"synced"})
+
+    def test_kubectl_get_raw_reads_it(self):
+        kubectl = clients.kubectl_binary()
+        out = subprocess.run([kubectl, "--server", "http://127.0.0.1:%d" % self.proxy.port, "get", "--raw",
+                              "/debug/status"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(sorted(r["resource"] for r in json.loads(out.stdout)["resources"]), sorted(CACHED))
+
+
+if __name__ == "__main__":
+    unittest.main()
