@@ -1,6 +1,7 @@
 #include "proxy/status_page.h"
 
 #include <chrono>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
@@ -58,6 +59,44 @@ std::string escapeHtml(std::string_view s) {
   }
   return out;
 }
+
+// Every 5 s the page asks for the JSON and redraws the rows in place (textContent, never
+// markup), so a browser left open keeps showing the present; data-refreshed counts redraws.
+constexpr std::string_view kRefreshScript = R"js(<script>
+function ago(t) {
+  if (t <= 0) return "never";
+  const s = Date.now() / 1000 - t;
+  return s < 120 ? Math.round(s) + "s ago" : s < 7200 ? Math.round(s / 60) + "m ago" : (s / 3600).toFixed(1) + "h ago";
+}
+async function refresh() {
+  try {
+    const answer = await fetch("/debug/status", {headers: {Accept: "application/json"}});
+    const status = await answer.json();
+    const body = document.getElementById("rows");
+    body.replaceChildren();
+    for (const r of status.resources) {
+      const row = body.insertRow();
+      row.className = "resource";
+      row.dataset.state = r.state;
+      [r.resource, r.version, r.namespace || "(all)", r.encoding, r.state + (r.onDemand ? " (on demand)" : ""),
+       r.objects, ((r.jsonBytes + r.overheadBytes) / 1e6).toFixed(1), r.resourceVersion, ago(r.lastSyncTimestamp),
+       r.eventsApplied, r.relists, r.watchers].forEach((value, i) => {
+        const cell = row.insertCell();
+        cell.textContent = value;
+        if (i >= 5 && i != 8) cell.className = "num";
+      });
+    }
+    document.getElementById("upstream").textContent =
+        "Upstream: " + (status.upstream.up ? "up" : "down for " + Math.round(status.upstream.downSeconds) + " s");
+    const table = document.getElementById("resources");
+    table.dataset.refreshed = Number(table.dataset.refreshed) + 1;
+  } catch (e) {
+    document.getElementById("upstream").textContent = "status not reachable: " + e;
+  }
+}
+setInterval(refresh, 5000);
+</script>
+)js";
 
 std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f}", double(bytes) / 1e6); }
 
@@ -154,18 +193,19 @@ std::string renderStatusHtml(const StatusReport& report) {
   }
   const std::string upstream =
       report.upstream_up ? "up" : fmt::format("down for {:.0f} s", report.upstream_down_seconds);
-  // Refreshed by the browser every 5 s: nothing to run, nothing to load from elsewhere.
   return fmt::format(
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"5\">"
-      "<title>kube-cache-proxy status</title><style>body{{font-family:sans-serif}}"
-      "table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 6px}}.num{{text-align:right}}"
-      "</style></head>\n<body><h1>kube-cache-proxy</h1><p id=\"upstream\">Upstream: {}</p>\n"
-      "<table id=\"resources\"><tr><th>resource</th><th>version</th><th>namespace</th><th>encoding</th>"
-      "<th>state</th><th>objects</th><th>MB</th><th>resourceVersion</th><th>last full sync</th>"
-      "<th>events applied</th><th>relists</th><th>watchers</th></tr>\n{}</table>\n"
-      "<p>{} cached resources. JSON: <code>kubectl get --raw /debug/status</code>. Metrics: "
-      "<a href=\"/metrics\">/metrics</a>.</p></body></html>\n",
-      upstream, rows, report.resources.size());
+             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kube-cache-proxy status</title>"
+             "<style>body{{font-family:sans-serif}}table{{border-collapse:collapse}}"
+             "td,th{{border:1px solid #ccc;padding:2px 6px}}.num{{text-align:right}}</style></head>\n"
+             "<body><h1>kube-cache-proxy</h1><p id=\"upstream\">Upstream: {}</p>\n"
+             "<table id=\"resources\" data-refreshed=\"0\"><thead><tr><th>resource</th><th>version</th>"
+             "<th>namespace</th><th>encoding</th><th>state</th><th>objects</th><th>MB</th><th>resourceVersion</th>"
+             "<th>last full sync</th><th>events applied</th><th>relists</th><th>watchers</th></tr></thead>\n"
+             "<tbody id=\"rows\">\n{}</tbody></table>\n"
+             "<p>{} cached resources. JSON: <code>kubectl get --raw /debug/status</code>. Metrics: "
+             "<a href=\"/metrics\">/metrics</a>.</p>\n",
+             upstream, rows, report.resources.size()) +
+         std::string(kRefreshScript) + "</body></html>\n";
 }
 
 }  // namespace proxy

@@ -15,7 +15,7 @@ APT_PACKAGES=(
 )
 $build_only || APT_PACKAGES+=(
   clang libclang-rt-14-dev llvm-14 ccache
-  openssl curl unzip procps python3-kubernetes python3-h2 nginx-light wrk
+  openssl curl unzip procps python3-kubernetes python3-h2 nginx-light wrk chromium
 )
 # Node.js may come from elsewhere (with its own npm); only ask Debian for it when absent.
 if ! $build_only && ! { command -v node && command -v npm; } >/dev/null; then APT_PACKAGES+=(nodejs npm); fi

@@ -7,7 +7,9 @@ kube-cache-proxy --cache pods,configmaps in front of kube-test-apiserver --sampl
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import unittest
 
 import clients
@@ -73,15 +75,34 @@ class StatusPageTest(unittest.TestCase):
         finally:
             conn.close()
 
-    def test_html_page_has_a_row_per_cached_resource_and_refreshes(self):
+    def assert_rows(self, page):
+        rows = re.findall(r'<tr class="resource" data-state="([^"]+)"><td>([^<]+)</td>', page)
+        self.assertEqual(sorted(name for _, name in rows), sorted(CACHED), page)
+        self.assertEqual({state for state, _ in rows}, {"synced"})
+
+    def test_html_page_has_a_row_per_cached_resource(self):
         code, headers, body = harness.http_get("127.0.0.1", self.proxy.port, "/debug/status", {"Accept": "text/html"})
         self.assertEqual(code, 200)
         self.assertEqual(headers.get("Content-Type"), "text/html; charset=utf-8")
-        page = body.decode()
-        self.assertIn('http-equiv="refresh"', page)
-        rows = re.findall(r'<tr class="resource" data-state="([^"]+)"><td>([^<]+)</td>', page)
-        self.assertEqual(sorted(name for _, name in rows), sorted(CACHED))
-        self.assertEqual({state for state, _ in rows}, {"synced"})
+        self.assert_rows(body.decode())
+
+    def test_chromium_renders_the_rows_and_refreshes_them(self):
+        """Headless Chromium (Debian's package, installed by scripts/install-deps.sh) loads the
+        page; with 12 s of virtual time its script has redrawn the rows from the JSON twice."""
+        chromium = shutil.which("chromium")
+        self.assertIsNotNone(chromium, "chromium is not installed: run scripts/install-deps.sh")
+        profile = tempfile.mkdtemp(prefix="status-chromium-")
+        self.addCleanup(shutil.rmtree, profile, ignore_errors=True)
+        out = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
+                              "--virtual-time-budget=12000", "--dump-dom",
+                              "http://127.0.0.1:%d/debug/status" % self.proxy.port],
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+        self.assert_rows(out.stdout)
+        refreshed = re.search(r'id="resources" data-refreshed="(\d+)"', out.stdout)
+        self.assertIsNotNone(refreshed, out.stdout)
+        self.assertGreaterEqual(int(refreshed.group(1)), 2, out.stdout)
+        self.assertIn("Upstream: up", out.stdout)
 
     def test_kubectl_get_raw_reads_it(self):
         kubectl = clients.kubectl_binary()
