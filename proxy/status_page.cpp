@@ -119,6 +119,9 @@ StatusSource cacheStatusSource(std::shared_ptr<watch::InformerManager> manager,
     report.now_unix =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (const auto& informer : manager->informers()) report.resources.push_back(statusOf(*informer, report.upstream_up));
+    for (const watch::NotCachedResource& r : manager->notCached()) {
+      report.not_cached.push_back({r.group.empty() ? r.resource : r.resource + "." + r.group, r.version, r.reason});
+    }
     return report;
   };
 }
@@ -175,6 +178,19 @@ std::string renderStatusJson(const StatusReport& report) {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("notCached");
+  w.StartArray();
+  for (const NotCachedStatus& r : report.not_cached) {
+    w.StartObject();
+    w.Key("resource");
+    w.String(r.resource.c_str(), static_cast<rapidjson::SizeType>(r.resource.size()));
+    w.Key("version");
+    w.String(r.version.c_str(), static_cast<rapidjson::SizeType>(r.version.size()));
+    w.Key("reason");
+    w.String(r.reason.c_str(), static_cast<rapidjson::SizeType>(r.reason.size()));
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
@@ -191,6 +207,11 @@ std::string renderStatusHtml(const StatusReport& report) {
         escapeHtml(r.state) + (r.on_demand ? " (on demand)" : ""), r.objects, megabytes(r.json_bytes + r.overhead_bytes),
         r.resource_version, age(r.last_sync_unix, report.now_unix), r.events_applied, r.relists, r.watchers);
   }
+  std::string not_cached;
+  for (const NotCachedStatus& r : report.not_cached) {
+    not_cached += fmt::format("<tr class=\"not-cached\"><td>{}</td><td>{}</td><td>{}</td></tr>\n", escapeHtml(r.resource),
+                              escapeHtml(r.version), escapeHtml(r.reason));
+  }
   const std::string upstream =
       report.upstream_up ? "up" : fmt::format("down for {:.0f} s", report.upstream_down_seconds);
   return fmt::format(
@@ -203,8 +224,10 @@ std::string renderStatusHtml(const StatusReport& report) {
              "<th>last full sync</th><th>events applied</th><th>relists</th><th>watchers</th></tr></thead>\n"
              "<tbody id=\"rows\">\n{}</tbody></table>\n"
              "<p>{} cached resources. JSON: <code>kubectl get --raw /debug/status</code>. Metrics: "
-             "<a href=\"/metrics\">/metrics</a>.</p>\n",
-             upstream, rows, report.resources.size()) +
+             "<a href=\"/metrics\">/metrics</a>.</p>\n"
+             "<h2>Not cached</h2><table id=\"not-cached\"><tr><th>resource</th><th>version</th><th>why</th></tr>\n"
+             "{}</table>\n",
+             upstream, rows, report.resources.size(), not_cached) +
          std::string(kRefreshScript) + "</body></html>\n";
 }
 

@@ -41,11 +41,18 @@ struct ResourceStatus {
   size_t watchers = 0;  // downstream watches served from this cache
 };
 
+struct NotCachedStatus {
+  std::string resource;  // "deployments.apps"
+  std::string version;
+  std::string reason;
+};
+
 struct StatusReport {
   bool upstream_up = true;
   double upstream_down_seconds = 0;
   double now_unix = 0;
   std::vector<ResourceStatus> resources;
+  std::vector<NotCachedStatus> not_cached;
 };
 
 using StatusSource = std::function<StatusReport()>;

@@ -181,6 +181,41 @@ std::vector<std::shared_ptr<Informer>> InformerManager::informers() const {
   return out;
 }
 
+std::vector<NotCachedResource> InformerManager::notCached() const {
+  std::lock_guard lock(mu_);
+  std::set<std::string, std::less<>> cached;  // "group/resource" with a cluster-wide informer
+  for (const auto& [key, informer] : informers_) {
+    if (informer->namespaceScope().empty()) cached.insert(informer->resource().group + "/" + informer->resource().resource);
+  }
+  std::set<std::string, std::less<>> seen;
+  std::vector<NotCachedResource> out;
+  for (const ApiResource& r : discovered_order_) {  // preferred versions first
+    const std::string group_resource = r.group + "/" + r.resource;
+    if (r.resource.find('/') != std::string::npos || !seen.insert(group_resource).second) continue;
+    if (cached.count(group_resource) > 0) continue;
+    const std::string gvr = gvrKey(r.group, r.version, r.resource);
+    std::string reason;
+    if (deniedLocked(r.group, r.resource)) {
+      reason = "on the deny list (--no-cache)";
+    } else if (!cacheableLocked(r)) {
+      reason = "the upstream does not offer list and watch for it";
+    } else if (forbidden_.count(gvr) > 0) {
+      reason = "list forbidden cluster-wide for the proxy's identity: cached per namespace on demand "
+               "(grant list and watch to cache it whole)";
+    } else if (pending_.count(informerKey(r, "")) > 0) {
+      reason = "starting";
+    } else if (idle_stopped_.count(gvr) > 0) {
+      reason = "idle: stopped after --cache-idle-timeout; cached again on its next read";
+    } else if (!options_.on_demand) {
+      reason = "not in --cache (on-demand caching is off)";
+    } else {
+      reason = "not read yet: cached on its first read";
+    }
+    out.push_back({r.group, r.version, r.resource, std::move(reason)});
+  }
+  return out;
+}
+
 void InformerManager::run(std::stop_token stop) {
   // While discovery has never answered, retry quickly and back off up to the
   // rediscovery interval: the upstream may simply be starting too.
@@ -324,6 +359,7 @@ void InformerManager::startInformer(StartRequest request, std::stop_token stop) 
     informer->stop();
     return;
   }
+  idle_stopped_.erase(gvrKey(informer->resource().group, informer->resource().version, informer->resource().resource));
   informers_[key] = std::move(informer);
 }
 
@@ -359,6 +395,8 @@ std::vector<std::shared_ptr<Informer>> InformerManager::collectStoppableLocked()
       continue;
     } else {
       log(LogLevel::Info, informer.name() + ": idle, no longer cached");
+      const ApiResource& resource = informer.resource();
+      idle_stopped_.insert(gvrKey(resource.group, resource.version, resource.resource));
     }
     out.push_back(std::move(it->second));
     it = informers_.erase(it);

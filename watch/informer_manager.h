@@ -54,6 +54,12 @@ struct ConfiguredResource {
   bool start = true;
 };
 
+// A resource discovery lists that no informer caches (cluster-wide), and why.
+struct NotCachedResource {
+  std::string group, version, resource;
+  std::string reason;
+};
+
 struct GroupResourceName {
   std::string group;
   std::string resource;
@@ -123,6 +129,9 @@ class InformerManager final : public InformerRegistry {
   bool ready() const;
   // The running informers, for metrics.
   std::vector<std::shared_ptr<Informer>> informers() const;
+  // Every resource discovery lists (its preferred version) without a cluster-wide
+  // informer, with the reason an operator can act on (/debug/status).
+  std::vector<NotCachedResource> notCached() const;
   // Rounds of the manager's loop completed (discovery, starts, idle and 403 checks), so
   // tests can wait for "one more round" instead of sleeping.
   uint64_t roundsForTest() const { return rounds_.load(std::memory_order_acquire); }
@@ -173,6 +182,8 @@ class InformerManager final : public InformerRegistry {
   std::deque<StartRequest> queue_;                                           // guarded by mu_
   // "group/version/resource" whose cluster-wide list is forbidden.
   std::set<std::string, std::less<>> forbidden_;  // guarded by mu_
+  // "group/version/resource" stopped for idleness and not read since.
+  std::set<std::string, std::less<>> idle_stopped_;  // guarded by mu_
   // "group/version/resource" the upstream does not serve in protobuf (406).
   std::set<std::string, std::less<>> no_protobuf_;  // guarded by mu_
   // Namespace informer keys the upstream refused: when they may be tried again, and the

@@ -64,6 +64,26 @@ class StatusPageTest(unittest.TestCase):
                 self.assertEqual(row["resourceVersion"], rvs[name])
                 self.assertGreater(row["lastSyncTimestamp"], 0)
 
+    def test_resources_not_cached_say_why(self):
+        proxy = self.processes.proxy("http://127.0.0.1:%d" % self.api.port, "--cache", "pods",
+                                     "--no-cache", "deployments.apps")
+        harness.wait_for(lambda: harness.http_get("127.0.0.1", proxy.port, "/readyz")[0] == 200, timeout=20,
+                         message="second proxy ready")
+
+        def not_cached():
+            body = harness.http_get("127.0.0.1", proxy.port, "/debug/status", {"Accept": "application/json"})[2]
+            return {r["resource"]: r["reason"] for r in json.loads(body)["notCached"]}
+        reasons = not_cached()
+        self.assertNotIn("pods", reasons)
+        self.assertEqual(reasons["deployments.apps"], "on the deny list (--no-cache)")
+        self.assertEqual(reasons["nodes"], "not read yet: cached on its first read")
+        # A read caches it on demand; then it is a row of its own.
+        harness.http_get("127.0.0.1", proxy.port, "/api/v1/nodes")
+        harness.wait_for(lambda: "nodes" not in not_cached(), timeout=20, message="nodes cached on demand")
+        page = harness.http_get("127.0.0.1", proxy.port, "/debug/status")[2].decode()
+        self.assertIn('<tr class="not-cached"><td>deployments.apps</td><td>v1</td><td>on the deny list (--no-cache)</td>',
+                      page)
+
     def test_watchers_are_counted(self):
         import http.client
         conn = http.client.HTTPConnection("127.0.0.1", self.proxy.port, timeout=10)
