@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
     server.setUpstreamHealth(informers.health());
     server.setReadinessCheck([manager] { return manager->ready(); });
     server.metrics().setCollector(informers.metricsCollector());
-    server.setStatusSource(proxy::cacheStatusSource(manager, informers.health()));
+    server.setStatusSource(proxy::cacheStatusSource(manager, informers.health(), &server.metrics()));
     manager->start();
     informers.startBackgroundTasks();
     server.start();

@@ -199,6 +199,28 @@ void ProxyMetrics::freshnessProbe(std::string_view resource, std::string_view ou
 void ProxyMetrics::freshnessProbeShared(std::string_view resource) {
   impl_->freshness_probes.Add({{"resource", std::string(resource)}, {"outcome", "shared"}}).Increment();
 }
+std::map<std::string, ProxyMetrics::ReadCounts, std::less<>> ProxyMetrics::readsByResource() const {
+  auto label = [](const prometheus::ClientMetric& m, std::string_view name) -> std::string {
+    for (const auto& l : m.label) {
+      if (l.name == name) return l.value;
+    }
+    return {};
+  };
+  std::map<std::string, ReadCounts, std::less<>> out;
+  for (const auto& family : impl_->requests.Collect()) {
+    for (const auto& m : family.metric) {
+      const std::string verb = label(m, "verb"), resource = label(m, "resource"), by = label(m, "served_by");
+      if (resource.empty() || (verb != "get" && verb != "list" && verb != "watch")) continue;
+      if (by == "cache") out[resource].cache += m.counter.value;
+      if (by == "upstream") out[resource].upstream += m.counter.value;
+    }
+  }
+  for (const auto& family : impl_->cache_misses.Collect()) {
+    for (const auto& m : family.metric) out[label(m, "resource")].pass_reasons[label(m, "reason")] += m.counter.value;
+  }
+  return out;
+}
+
 void ProxyMetrics::cachePassThrough(std::string_view resource, std::string_view reason) {
   impl_->cache_misses.Add({{"resource", std::string(resource)}, {"reason", std::string(reason)}}).Increment();
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -111,6 +112,15 @@ class ProxyMetrics {
   void setCollector(MetricsCollector collector);
 
   std::string renderText() const;
+
+  // GET/LIST/WATCH answered per `resource` label (the plural, across groups): from the
+  // cache, by the upstream, and why the cache let reads pass (for /debug/status).
+  struct ReadCounts {
+    double cache = 0;
+    double upstream = 0;
+    std::map<std::string, double> pass_reasons;
+  };
+  std::map<std::string, ReadCounts, std::less<>> readsByResource() const;
 
  private:
   struct Impl;

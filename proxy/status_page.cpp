@@ -1,6 +1,8 @@
 #include "proxy/status_page.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include <rapidjson/writer.h>
 
 #include "cache/encoding.h"
+#include "proxy/proxy_metrics.h"
 #include "watch/informer_manager.h"
 #include "watch/upstream_health.h"
 
@@ -42,6 +45,15 @@ ResourceStatus statusOf(const watch::Informer& informer, bool upstream_up) {
   r.last_sync_objects = reflector.last_sync_objects.load();
   r.watchers = informer.dispatcher().watcherCount();
   return r;
+}
+
+void addReads(ResourceStatus& row, const ProxyMetrics::ReadCounts& reads) {
+  row.reads_from_cache = static_cast<uint64_t>(reads.cache);
+  row.reads_passed_through = static_cast<uint64_t>(reads.upstream);
+  for (const auto& [reason, count] : reads.pass_reasons) row.top_pass_reasons.emplace_back(reason, uint64_t(count));
+  std::sort(row.top_pass_reasons.begin(), row.top_pass_reasons.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (row.top_pass_reasons.size() > 3) row.top_pass_reasons.resize(3);
 }
 
 // Text for HTML: the names come from the upstream's discovery.
@@ -80,10 +92,11 @@ async function refresh() {
       row.dataset.state = r.state;
       [r.resource, r.version, r.namespace || "(all)", r.encoding, r.state + (r.onDemand ? " (on demand)" : ""),
        r.objects, ((r.jsonBytes + r.overheadBytes) / 1e6).toFixed(1), r.resourceVersion, ago(r.lastSyncTimestamp),
-       r.eventsApplied, r.relists, r.watchers].forEach((value, i) => {
+       r.eventsApplied, r.relists, r.watchers, r.readsFromCache + " / " + r.readsPassedThrough,
+       Object.entries(r.passReasons).map(([why, n]) => why + " (" + n + ")").join(", ")].forEach((value, i) => {
         const cell = row.insertCell();
         cell.textContent = value;
-        if (i >= 5 && i != 8) cell.className = "num";
+        if (i >= 5 && i != 8 && i != 13) cell.className = "num";
       });
     }
     document.getElementById("upstream").textContent =
@@ -111,14 +124,19 @@ std::string age(double since_unix, double now_unix) {
 }  // namespace
 
 StatusSource cacheStatusSource(std::shared_ptr<watch::InformerManager> manager,
-                               std::shared_ptr<watch::UpstreamHealth> health) {
-  return [manager = std::move(manager), health = std::move(health)] {
+                               std::shared_ptr<watch::UpstreamHealth> health, const ProxyMetrics* metrics) {
+  return [manager = std::move(manager), health = std::move(health), metrics] {
     StatusReport report;
     report.upstream_up = !health || health->up();
     report.upstream_down_seconds = health ? health->downSeconds() : 0.0;
     report.now_unix =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    for (const auto& informer : manager->informers()) report.resources.push_back(statusOf(*informer, report.upstream_up));
+    const auto reads = metrics ? metrics->readsByResource() : std::map<std::string, ProxyMetrics::ReadCounts, std::less<>>{};
+    for (const auto& informer : manager->informers()) {
+      ResourceStatus row = statusOf(*informer, report.upstream_up);
+      if (auto it = reads.find(informer->resource().resource); it != reads.end()) addReads(row, it->second);
+      report.resources.push_back(std::move(row));
+    }
     for (const watch::NotCachedResource& r : manager->notCached()) {
       report.not_cached.push_back({r.group.empty() ? r.resource : r.resource + "." + r.group, r.version, r.reason});
     }
@@ -175,6 +193,17 @@ std::string renderStatusJson(const StatusReport& report) {
     w.Uint64(r.last_sync_objects);
     w.Key("watchers");
     w.Uint64(r.watchers);
+    w.Key("readsFromCache");
+    w.Uint64(r.reads_from_cache);
+    w.Key("readsPassedThrough");
+    w.Uint64(r.reads_passed_through);
+    w.Key("passReasons");
+    w.StartObject();
+    for (const auto& [reason, count] : r.top_pass_reasons) {
+      w.Key(reason.c_str(), static_cast<rapidjson::SizeType>(reason.size()));
+      w.Uint64(count);
+    }
+    w.EndObject();
     w.EndObject();
   }
   w.EndArray();
@@ -198,14 +227,20 @@ std::string renderStatusJson(const StatusReport& report) {
 std::string renderStatusHtml(const StatusReport& report) {
   std::string rows;
   for (const ResourceStatus& r : report.resources) {
+    std::string reasons;
+    for (const auto& [reason, count] : r.top_pass_reasons) {
+      reasons += fmt::format("{}{} ({})", reasons.empty() ? "" : ", ", reason, count);
+    }
     rows += fmt::format(
         "<tr class=\"resource\" data-state=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} / {}</td>"
+        "<td>{}</td></tr>\n",
         escapeHtml(r.state), escapeHtml(r.resource), escapeHtml(r.version),
         r.namespace_scope.empty() ? "(all)" : escapeHtml(r.namespace_scope), escapeHtml(r.encoding),
         escapeHtml(r.state) + (r.on_demand ? " (on demand)" : ""), r.objects, megabytes(r.json_bytes + r.overhead_bytes),
-        r.resource_version, age(r.last_sync_unix, report.now_unix), r.events_applied, r.relists, r.watchers);
+        r.resource_version, age(r.last_sync_unix, report.now_unix), r.events_applied, r.relists, r.watchers,
+        r.reads_from_cache, r.reads_passed_through, escapeHtml(reasons));
   }
   std::string not_cached;
   for (const NotCachedStatus& r : report.not_cached) {
@@ -221,7 +256,8 @@ std::string renderStatusHtml(const StatusReport& report) {
              "<body><h1>kube-cache-proxy</h1><p id=\"upstream\">Upstream: {}</p>\n"
              "<table id=\"resources\" data-refreshed=\"0\"><thead><tr><th>resource</th><th>version</th>"
              "<th>namespace</th><th>encoding</th><th>state</th><th>objects</th><th>MB</th><th>resourceVersion</th>"
-             "<th>last full sync</th><th>events applied</th><th>relists</th><th>watchers</th></tr></thead>\n"
+             "<th>last full sync</th><th>events applied</th><th>relists</th><th>watchers</th>"
+             "<th>reads from memory / passed through</th><th>why passed</th></tr></thead>\n"
              "<tbody id=\"rows\">\n{}</tbody></table>\n"
              "<p>{} cached resources. JSON: <code>kubectl get --raw /debug/status</code>. Metrics: "
              "<a href=\"/metrics\">/metrics</a>.</p>\n"

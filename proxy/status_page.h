@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace watch {
@@ -18,6 +19,8 @@ class UpstreamHealth;
 }  // namespace watch
 
 namespace proxy {
+
+class ProxyMetrics;
 
 struct ResourceStatus {
   std::string resource;  // "pods", "deployments.apps"
@@ -39,6 +42,11 @@ struct ResourceStatus {
   double last_sync_unix = 0;  // 0: never
   uint64_t last_sync_objects = 0;
   size_t watchers = 0;  // downstream watches served from this cache
+  // GET/LIST/WATCH of the resource (by plural, across groups and encodings) answered from
+  // memory and passed through, and the commonest reasons the cache let one pass.
+  uint64_t reads_from_cache = 0;
+  uint64_t reads_passed_through = 0;
+  std::vector<std::pair<std::string, uint64_t>> top_pass_reasons;  // at most 3, most first
 };
 
 struct NotCachedStatus {
@@ -57,9 +65,10 @@ struct StatusReport {
 
 using StatusSource = std::function<StatusReport()>;
 
-// Reads the informers' and the breaker's state at each call. `health` may be null.
+// Reads the informers', the breaker's and the request counters' state at each call.
+// `health` and `metrics` may be null; `metrics` must outlive the source.
 StatusSource cacheStatusSource(std::shared_ptr<watch::InformerManager> manager,
-                               std::shared_ptr<watch::UpstreamHealth> health);
+                               std::shared_ptr<watch::UpstreamHealth> health, const ProxyMetrics* metrics);
 
 // True when the request's Accept asks for JSON rather than a page for a browser.
 bool wantsJsonStatus(std::string_view accept);

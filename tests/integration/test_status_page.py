@@ -44,6 +44,9 @@ class StatusPageTest(unittest.TestCase):
         return json.loads(body)
 
     def test_json_rows_agree_with_metrics(self):
+        for _ in range(3):
+            harness.http_get("127.0.0.1", self.proxy.port, "/api/v1/pods?resourceVersion=0")
+        harness.http_get("127.0.0.1", self.proxy.port, "/api/v1/pods?resourceVersion=0&limit=1&continue=bogus")
         status = self.status()
         self.assertTrue(status["upstream"]["up"])
         rows = {r["resource"]: r for r in status["resources"]}
@@ -63,6 +66,15 @@ class StatusPageTest(unittest.TestCase):
                 self.assertEqual(row["overheadBytes"], overhead[name])
                 self.assertEqual(row["resourceVersion"], rvs[name])
                 self.assertGreater(row["lastSyncTimestamp"], 0)
+                served = {"cache": 0.0, "upstream": 0.0}
+                for labels, value in re.findall(r"^kube_cache_proxy_requests_total\{(.*)\} (\S+)$", metrics, re.M):
+                    labels = dict(re.findall(r'(\w+)="([^"]*)"', labels))
+                    if labels["resource"] == name and labels["verb"] in ("get", "list", "watch") and \
+                            labels["served_by"] in served:
+                        served[labels["served_by"]] += float(value)
+                self.assertEqual((row["readsFromCache"], row["readsPassedThrough"]),
+                                 (served["cache"], served["upstream"]))
+        self.assertGreaterEqual(rows["pods"]["readsFromCache"], 3)
 
     def test_resources_not_cached_say_why(self):
         proxy = self.processes.proxy("http://127.0.0.1:%d" % self.api.port, "--cache", "pods",
