@@ -17,12 +17,15 @@
 namespace proxy {
 namespace {
 
-std::string stateOf(const watch::Informer& informer, bool upstream_up) {
+std::string stateOf(const watch::Informer& informer, bool upstream_up, bool syncing) {
   if (informer.forbidden()) return "forbidden";
-  if (!informer.hasSynced()) return upstream_up ? "syncing" : "upstream down";
   if (!upstream_up) return "upstream down";
+  if (!informer.hasSynced()) return "syncing";
+  if (syncing) return "relisting";
   return informer.caughtUp() ? "synced" : "catching up";
 }
+
+double nowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 ResourceStatus statusOf(const watch::Informer& informer, bool upstream_up) {
   const auto& store = informer.store().stats();
@@ -32,7 +35,15 @@ ResourceStatus statusOf(const watch::Informer& informer, bool upstream_up) {
   r.version = informer.resource().version;
   r.namespace_scope = informer.namespaceScope();
   r.encoding = std::string(cache::encodingName(informer.encoding()));
-  r.state = stateOf(informer, upstream_up);
+  const int64_t sync_started_ms = reflector.sync_started_unix_ms.load(std::memory_order_acquire);
+  r.sync_in_progress = sync_started_ms != 0;
+  r.state = stateOf(informer, upstream_up, r.sync_in_progress);
+  if (r.sync_in_progress) {
+    r.sync_objects = reflector.sync_objects.load();
+    r.sync_bytes = reflector.sync_bytes.load();
+    r.sync_expected_objects = reflector.sync_expected_objects.load();
+    r.sync_seconds = std::max(0.0, nowUnix() - double(sync_started_ms) / 1000.0);
+  }
   r.on_demand = informer.onDemand();
   r.objects = store.objects.load();
   r.json_bytes = store.json_bytes.load();
@@ -75,6 +86,16 @@ std::string escapeHtml(std::string_view s) {
 // Every 5 s the page asks for the JSON and redraws the rows in place (textContent, never
 // markup), so a browser left open keeps showing the present; data-refreshed counts redraws.
 constexpr std::string_view kRefreshScript = R"js(<script>
+function syncText(r) {
+  if (!r.sync) return r.state;
+  const rate = r.sync.seconds > 0 ? r.sync.objects / r.sync.seconds : 0;
+  let text = r.state + ": " + r.sync.objects + " objects";
+  const left = r.sync.expectedObjects - r.sync.objects;
+  if (left > 0) text += " of ~" + r.sync.expectedObjects + " (" + Math.round(100 * r.sync.objects / r.sync.expectedObjects) + " %)";
+  text += ", " + (r.sync.bytes / 1e6).toFixed(1) + " MB, " + Math.round(rate) + "/s";
+  if (left > 0 && rate > 0) text += ", ~" + Math.round(left / rate) + " s left";
+  return text;
+}
 function ago(t) {
   if (t <= 0) return "never";
   const s = Date.now() / 1000 - t;
@@ -90,7 +111,7 @@ async function refresh() {
       const row = body.insertRow();
       row.className = "resource";
       row.dataset.state = r.state;
-      [r.resource, r.version, r.namespace || "(all)", r.encoding, r.state + (r.onDemand ? " (on demand)" : ""),
+      [r.resource, r.version, r.namespace || "(all)", r.encoding, syncText(r) + (r.onDemand ? " (on demand)" : ""),
        r.objects, ((r.jsonBytes + r.overheadBytes) / 1e6).toFixed(1), r.resourceVersion, ago(r.lastSyncTimestamp),
        r.eventsApplied, r.relists, r.watchers, r.readsFromCache + " / " + r.readsPassedThrough,
        Object.entries(r.passReasons).map(([why, n]) => why + " (" + n + ")").join(", ")].forEach((value, i) => {
@@ -111,6 +132,23 @@ setInterval(refresh, 5000);
 </script>
 )js";
 
+// "syncing: 45000 of ~100000 objects (45 %), 210.3 MB, 4500/s, ~12 s left"
+std::string syncText(const ResourceStatus& r) {
+  std::string text = r.state;
+  if (!r.sync_in_progress) return text;
+  const double rate = r.sync_seconds > 0 ? double(r.sync_objects) / r.sync_seconds : 0;
+  text += fmt::format(": {} objects", r.sync_objects);
+  if (r.sync_expected_objects > r.sync_objects) {
+    text += fmt::format(" of ~{} ({:.0f} %)", r.sync_expected_objects,
+                        100.0 * double(r.sync_objects) / double(r.sync_expected_objects));
+  }
+  text += fmt::format(", {:.1f} MB, {:.0f}/s", double(r.sync_bytes) / 1e6, rate);
+  if (r.sync_expected_objects > r.sync_objects && rate > 0) {
+    text += fmt::format(", ~{:.0f} s left", double(r.sync_expected_objects - r.sync_objects) / rate);
+  }
+  return text;
+}
+
 std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f}", double(bytes) / 1e6); }
 
 std::string age(double since_unix, double now_unix) {
@@ -129,8 +167,7 @@ StatusSource cacheStatusSource(std::shared_ptr<watch::InformerManager> manager,
     StatusReport report;
     report.upstream_up = !health || health->up();
     report.upstream_down_seconds = health ? health->downSeconds() : 0.0;
-    report.now_unix =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    report.now_unix = nowUnix();
     const auto reads = metrics ? metrics->readsByResource() : std::map<std::string, ProxyMetrics::ReadCounts, std::less<>>{};
     for (const auto& informer : manager->informers()) {
       ResourceStatus row = statusOf(*informer, report.upstream_up);
@@ -193,6 +230,21 @@ std::string renderStatusJson(const StatusReport& report) {
     w.Uint64(r.last_sync_objects);
     w.Key("watchers");
     w.Uint64(r.watchers);
+    w.Key("sync");
+    if (r.sync_in_progress) {
+      w.StartObject();
+      w.Key("objects");
+      w.Uint64(r.sync_objects);
+      w.Key("bytes");
+      w.Uint64(r.sync_bytes);
+      w.Key("expectedObjects");
+      w.Uint64(r.sync_expected_objects);
+      w.Key("seconds");
+      w.Double(r.sync_seconds);
+      w.EndObject();
+    } else {
+      w.Null();
+    }
     w.Key("readsFromCache");
     w.Uint64(r.reads_from_cache);
     w.Key("readsPassedThrough");
@@ -238,7 +290,7 @@ std::string renderStatusHtml(const StatusReport& report) {
         "<td>{}</td></tr>\n",
         escapeHtml(r.state), escapeHtml(r.resource), escapeHtml(r.version),
         r.namespace_scope.empty() ? "(all)" : escapeHtml(r.namespace_scope), escapeHtml(r.encoding),
-        escapeHtml(r.state) + (r.on_demand ? " (on demand)" : ""), r.objects, megabytes(r.json_bytes + r.overhead_bytes),
+        escapeHtml(syncText(r)) + (r.on_demand ? " (on demand)" : ""), r.objects, megabytes(r.json_bytes + r.overhead_bytes),
         r.resource_version, age(r.last_sync_unix, report.now_unix), r.events_applied, r.relists, r.watchers,
         r.reads_from_cache, r.reads_passed_through, escapeHtml(reasons));
   }

@@ -27,9 +27,9 @@ struct ResourceStatus {
   std::string version;
   std::string namespace_scope;  // "" = all namespaces
   std::string encoding;         // "json", "protobuf"
-  // "syncing" (no full state yet), "synced", "catching up" (resumed from saved state or a
-  // watch restart, not yet at the upstream's present), "forbidden" (the upstream refused the
-  // list), "upstream down".
+  // "syncing" (no full state yet), "relisting" (a new full state while the old one
+  // answers), "synced", "catching up" (resumed from saved state or a watch restart, not yet
+  // at the upstream's present), "forbidden" (the upstream refused the list), "upstream down".
   std::string state;
   bool on_demand = false;
   uint64_t objects = 0;
@@ -42,6 +42,12 @@ struct ResourceStatus {
   double last_sync_unix = 0;  // 0: never
   uint64_t last_sync_objects = 0;
   size_t watchers = 0;  // downstream watches served from this cache
+  // The full state being received, while state is syncing or relisting.
+  bool sync_in_progress = false;
+  uint64_t sync_objects = 0;
+  uint64_t sync_bytes = 0;
+  uint64_t sync_expected_objects = 0;  // 0: unknown
+  double sync_seconds = 0;
   // GET/LIST/WATCH of the resource (by plural, across groups and encodings) answered from
   // memory and passed through, and the commonest reasons the cache let one pass.
   uint64_t reads_from_cache = 0;

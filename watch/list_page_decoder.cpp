@@ -37,6 +37,10 @@ std::string readListMetadata(od::object metadata, ListPage& page, bool& has_rv) 
       std::string_view token;
       if (field.value().get_string().get(token)) return "list continue is not a string";
       page.continue_token.assign(token);
+    } else if (key == "remainingItemCount") {
+      int64_t remaining = 0;
+      // Only for progress: a value that is not a count is left out, not an error.
+      if (!field.value().get_int64().get(remaining) && remaining >= 0) page.remaining_item_count = uint64_t(remaining);
     }
   }
   return "";

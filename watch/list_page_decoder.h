@@ -14,6 +14,8 @@ struct ListPage {
   std::vector<std::string> items;  // raw JSON (or protobuf message) of each item, as upstream sent it
   uint64_t resource_version = 0;   // metadata.resourceVersion of the list
   std::string continue_token;      // metadata.continue; empty on the last page
+  // metadata.remainingItemCount: items after this page (P4), when the upstream says.
+  std::optional<uint64_t> remaining_item_count;
 };
 
 struct ListPageResult {

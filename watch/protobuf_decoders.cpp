@@ -69,6 +69,9 @@ ListPageResult decodeProtobufListPage(std::string_view body) {
   ListPage page;
   page.resource_version = *rv;
   page.continue_token.assign(list->metadata.continue_token);
+  if (list->metadata.remaining_item_count && *list->metadata.remaining_item_count >= 0) {
+    page.remaining_item_count = uint64_t(*list->metadata.remaining_item_count);
+  }
   page.items.reserve(list->items.size());
   for (std::string_view item : list->items) page.items.emplace_back(item);
   result.page = std::move(page);

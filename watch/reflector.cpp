@@ -297,22 +297,43 @@ Reflector::Outcome Reflector::storeFailed(const StoreOutcome& status, std::strin
   return {Outcome::Then::Relist, true};
 }
 
-Reflector::SyncProgress Reflector::startSync() const {
+Reflector::SyncProgress Reflector::startSync(uint64_t expected) {
   const auto now = clock_.now();
-  return {now, now, 0, 0};
+  if (expected == 0) expected = stats_.last_sync_objects.load(std::memory_order_relaxed);
+  const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.wallNow().time_since_epoch());
+  stats_.sync_objects.store(0, std::memory_order_relaxed);
+  stats_.sync_bytes.store(0, std::memory_order_relaxed);
+  stats_.sync_expected_objects.store(expected, std::memory_order_relaxed);
+  stats_.sync_started_unix_ms.store(wall.count(), std::memory_order_release);
+  return {now, now, 0, 0, expected};
+}
+
+void Reflector::expectObjects(SyncProgress& sync, uint64_t expected) {
+  sync.expected = expected;
+  stats_.sync_expected_objects.store(expected, std::memory_order_relaxed);
 }
 
 void Reflector::progress(SyncProgress& sync, uint64_t object_bytes, std::string_view mode) {
   ++sync.objects;
   sync.bytes += object_bytes;
+  stats_.sync_objects.store(sync.objects, std::memory_order_relaxed);
+  stats_.sync_bytes.store(sync.bytes, std::memory_order_relaxed);
   const auto now = clock_.now();
   if (now - sync.last_report < kSyncProgressInterval) return;
   sync.last_report = now;
-  const std::chrono::duration<double> took = now - sync.started;
-  char text[160];
-  std::snprintf(text, sizeof text, "%.*s: %llu objects (%.1f MB) received in %.1f s so far",
-                static_cast<int>(mode.size()), mode.data(), static_cast<unsigned long long>(sync.objects),
-                static_cast<double>(sync.bytes) / 1e6, took.count());
+  const double seconds = std::chrono::duration<double>(now - sync.started).count();
+  const double rate = seconds > 0 ? double(sync.objects) / seconds : 0;
+  char expected[96] = "";
+  if (sync.expected > sync.objects && rate > 0) {
+    std::snprintf(expected, sizeof expected, " of ~%llu (%.0f %%), ~%.0f s left",
+                  static_cast<unsigned long long>(sync.expected), 100.0 * double(sync.objects) / double(sync.expected),
+                  double(sync.expected - sync.objects) / rate);
+  }
+  char text[256];
+  std::snprintf(text, sizeof text, "%.*s: %llu objects%s, %.1f MB in %.1f s (%.0f objects/s, %.1f MB/s)",
+                static_cast<int>(mode.size()), mode.data(), static_cast<unsigned long long>(sync.objects), expected,
+                static_cast<double>(sync.bytes) / 1e6, seconds, rate,
+                seconds > 0 ? static_cast<double>(sync.bytes) / 1e6 / seconds : 0.0);
   log(LogLevel::Info, text);
 }
 
@@ -328,6 +349,7 @@ void Reflector::markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv)
   stats_.last_sync_unix_ms.store(wall.count(), std::memory_order_relaxed);
   stats_.synced.store(true, std::memory_order_release);
   stats_.caught_up.store(true, std::memory_order_release);
+  stats_.sync_started_unix_ms.store(0, std::memory_order_release);
 
   const std::chrono::duration<double> took = clock_.now() - sync.started;
   char text[200];

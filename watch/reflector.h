@@ -138,6 +138,7 @@ class Reflector {
     cache::Clock::TimePoint last_report;
     uint64_t objects = 0;
     uint64_t bytes = 0;
+    uint64_t expected = 0;  // 0: unknown
   };
 
   Outcome relist(std::stop_token stop);
@@ -159,9 +160,12 @@ class Reflector {
   Outcome failureStatus(int64_t code, std::string_view reason, std::string_view text);
   Outcome storeFailed(const StoreOutcome& status, std::string_view during);
 
-  SyncProgress startSync() const;
+  // Starts counting a full state; `expected` objects when known (0: the last sync's count).
+  SyncProgress startSync(uint64_t expected = 0);
   // Counts one received object and logs progress every few seconds of a long sync.
   void progress(SyncProgress& sync, uint64_t object_bytes, std::string_view mode);
+  // The count the upstream announced (the first page's remainingItemCount plus its items).
+  void expectObjects(SyncProgress& sync, uint64_t expected);
   void markSynced(SyncMode mode, const SyncProgress& sync, uint64_t rv);
   ListOptions watchOptions();
   // Waits out a backoff; false when stopped.

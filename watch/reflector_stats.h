@@ -35,6 +35,13 @@ struct ReflectorStats {
   std::atomic<bool> caught_up{false};                       // listed, or resumed and caught up
   std::atomic<uint64_t> warm_start_resource_version{0};     // RV of the saved state loaded; 0: none
   std::atomic<uint64_t> requested_relists_total{0};         // relists asked for (drift repair)
+  // The full state being received (initial sync or relist), for progress on /debug/status:
+  // wall time it started (0: none in progress), objects and bytes so far, and the count
+  // expected (0: unknown; from the first page's remainingItemCount, else the last sync).
+  std::atomic<int64_t> sync_started_unix_ms{0};
+  std::atomic<uint64_t> sync_objects{0};
+  std::atomic<uint64_t> sync_bytes{0};
+  std::atomic<uint64_t> sync_expected_objects{0};
 };
 
 }  // namespace watch

@@ -197,7 +197,10 @@ Reflector::Outcome Reflector::listThenWatch(std::stop_token stop) {
     stats_.upstream_list_pages_total.fetch_add(1, std::memory_order_relaxed);
     ListPage& page = *decoded.page;
     // Every page of one list is read at the first page's RV (the token pins it).
-    if (opts.continue_token.empty()) list_rv = page.resource_version;
+    if (opts.continue_token.empty()) {
+      list_rv = page.resource_version;
+      if (page.remaining_item_count) expectObjects(sync, page.items.size() + *page.remaining_item_count);
+    }
     for (auto& item : page.items) {
       progress(sync, item.size(), "list");
       items.push_back(std::move(item));

@@ -96,6 +96,29 @@ class StatusPageTest(unittest.TestCase):
         self.assertIn('<tr class="not-cached"><td>deployments.apps</td><td>v1</td><td>on the deny list (--no-cache)</td>',
                       page)
 
+    def test_a_long_sync_shows_its_progress(self):
+        """Issue 19: while 50,000 pods sync, the row says how far it has got."""
+        api = clients.start_apiserver(self.processes, "--enable-control")
+        base = "http://127.0.0.1:%d" % api.port
+        clients.control(base, "/control/load?resource=pods&count=50000&namespaces=100")
+        proxy = self.processes.proxy(base, "--cache", "pods")
+        seen = []
+
+        def synced():
+            body = harness.http_get("127.0.0.1", proxy.port, "/debug/status", {"Accept": "application/json"})[2]
+            rows = [r for r in json.loads(body)["resources"] if r["resource"] == "pods"]
+            if rows and rows[0]["state"] == "syncing" and rows[0]["sync"]:
+                seen.append(rows[0]["sync"])
+            return rows and rows[0]["state"] == "synced" and rows[0]
+        row = harness.wait_for(synced, timeout=120, interval=0.02, message="pods synced")
+        self.assertEqual(row["objects"], 50000)
+        self.assertIsNone(row["sync"])
+        moving = [s for s in seen if 0 < s["objects"] < 50000]
+        self.assertTrue(moving, "no progress seen while syncing: %s" % seen[:3])
+        self.assertGreater(moving[-1]["bytes"], 0)
+        self.assertGreaterEqual(moving[-1]["objects"], moving[0]["objects"])
+        print("sync progress samples: %d, e.g. %s" % (len(moving), moving[len(moving) // 2]))
+
     def test_watchers_are_counted(self):
         import http.client
         conn = http.client.HTTPConnection("127.0.0.1", self.proxy.port, timeout=10)

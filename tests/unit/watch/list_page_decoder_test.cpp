@@ -34,3 +34,16 @@ TEST_CASE("A list page without a resourceVersion or with broken items is rejecte
   // Mismatched brackets inside an item (found by fuzzing: simdjson skips by depth alone).
   CHECK_FALSE(decodeListPage(R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"a"}]]})").page);
 }
+
+TEST_CASE("P4: a page's remainingItemCount is read for sync progress; a bad one is left out") {
+  auto page = decodeListPage(
+      R"({"kind":"PodList","metadata":{"resourceVersion":"8","continue":"c","remainingItemCount":99500},"items":[]})");
+  REQUIRE(page.page);
+  CHECK(page.page->remaining_item_count == std::optional<uint64_t>(99500));
+  auto last = decodeListPage(R"({"kind":"PodList","metadata":{"resourceVersion":"8"},"items":[]})");
+  REQUIRE(last.page);
+  CHECK_FALSE(last.page->remaining_item_count);
+  auto odd = decodeListPage(R"({"kind":"PodList","metadata":{"resourceVersion":"8","remainingItemCount":"x"},"items":[]})");
+  REQUIRE(odd.page);
+  CHECK_FALSE(odd.page->remaining_item_count);
+}

@@ -150,9 +150,13 @@ TEST_CASE("Reflector logs progress of a long initial sync every 10 s") {
   h.start();
   REQUIRE(h.upstream.waitForBlockedWatch(1));
   // Clock at the lines: 6 s, 12 s (report), 18 s, 24 s (the bookmark).
-  CHECK(h.logged("pods: watch-list: 2 objects (0.0 MB) received in 12.0 s so far"));
-  CHECK_FALSE(h.logged("pods: watch-list: 3 objects (0.0 MB) received in 18.0 s so far"));
+  // Issue 19: objects, bytes, time and rate (no estimate: a first watch-list has no total).
+  CHECK(h.logged("pods: watch-list: 2 objects, 0.0 MB in 12.0 s (0 objects/s, 0.0 MB/s)"));
+  CHECK_FALSE(h.logged("pods: watch-list: 3 objects, 0.0 MB in 18.0 s (0 objects/s, 0.0 MB/s)"));
   CHECK(h.logged("pods: synced 3 objects (0.0 MB) at resourceVersion 10 in 24.00 s via watch-list"));
+  // The progress /debug/status shows ends with the sync.
+  CHECK(h.stats().sync_started_unix_ms == 0);
+  CHECK(h.stats().sync_objects == 3);
 }
 
 TEST_CASE("Reflector falls back to paged LIST when watch-list is refused, and remembers it (W9, K1, P)") {
