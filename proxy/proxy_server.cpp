@@ -143,7 +143,16 @@ void ProxyServer::start() {
   s.acceptor = std::make_unique<asio::ip::tcp::acceptor>(s.workers[0]->ctx);
   s.acceptor->open(endpoint.protocol());
   s.acceptor->set_option(asio::socket_base::reuse_address(true));
-  s.acceptor->bind(endpoint);
+  error_code bind_error;
+  s.acceptor->bind(endpoint, bind_error);
+  if (bind_error) {
+    // What the operator reads first when the port is taken: what, where, and what to do.
+    throw std::runtime_error("cannot listen on " + s.options.listen_host + ":" + std::to_string(s.options.listen_port) +
+                             ": " + bind_error.message() +
+                             (bind_error == asio::error::address_in_use
+                                  ? " (another process holds it: stop it or pick another address with --listen)"
+                                  : " (pick an address of this host with --listen)"));
+  }
   // The kernel's maximum (SOMAXCONN): bursts of reconnecting informers must not
   // hit SYN retries (see the backlog measurement in toolchain notes).
   s.acceptor->listen(asio::socket_base::max_listen_connections);

@@ -377,7 +377,8 @@ std::vector<std::shared_ptr<Informer>> InformerManager::collectStoppableLocked()
       const ApiResource& resource = informer.resource();
       if (informer.namespaceScope().empty()) {
         forbidden_.insert(gvrKey(resource.group, resource.version, resource.resource));
-        log(LogLevel::Warning, informer.name() + ": list forbidden; caching per namespace on demand instead");
+        log(LogLevel::Warning, informer.name() + ": list forbidden cluster-wide; caching per namespace on demand "
+                                   "instead (grant the proxy's identity list and watch on it to cache it whole)");
       } else {
         // Remembered with a growing backoff: a request naming this namespace again passes
         // through instead of starting (and failing) another informer.

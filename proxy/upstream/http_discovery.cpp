@@ -18,9 +18,17 @@ bool isAggregated(const std::string& content_type) {
   return content_type.find("as=APIGroupDiscoveryList") != std::string::npos;
 }
 
-std::string describe(const std::string& path, int status, const std::string& transport_error) {
-  if (status == 0) return "GET " + path + ": " + transport_error;
-  return "GET " + path + ": HTTP " + std::to_string(status);
+// One line an operator can act on: what failed, and what to check.
+std::string describe(const std::string& url, const std::string& path, int status, const std::string& transport_error) {
+  const std::string what = "GET " + url + path + ": ";
+  if (status == 0) {
+    return what + "no answer (" + transport_error +
+           "): check that the apiserver runs at this address (--upstream, or the kubeconfig's server) and that "
+           "this host can reach it";
+  }
+  if (status == 401) return what + "HTTP 401: the apiserver does not accept the proxy's credentials (kubeconfig user, --token, --token-file)";
+  if (status == 403) return what + "HTTP 403: the proxy's identity may not read discovery (grant it the system:discovery role)";
+  return what + "HTTP " + std::to_string(status);
 }
 
 // Built-in API groups: the core group, the historical dot-less groups (apps, batch, ...)
@@ -50,12 +58,17 @@ HttpDiscovery::Response HttpDiscovery::get(const std::string& path, const std::s
   return {result->status, std::move(result->body), result->get_header_value("Content-Type"), ""};
 }
 
+std::string HttpDiscovery::baseUrl() const {
+  const UpstreamOptions& u = connector_->upstream();
+  return u.scheme + "://" + u.host + ":" + std::to_string(u.port) + u.path_prefix;
+}
+
 watch::DiscoveryResult HttpDiscovery::discover(std::stop_token stop) {
   watch::DiscoveryResult out;
   for (const char* root : {"/api", "/apis"}) {
     Response response = get(root, kAggregatedAccept, stop);
     if (response.status != 200) {
-      out.error = describe(root, response.status, response.transport_error);
+      out.error = describe(baseUrl(), root, response.status, response.transport_error);
       return out;
     }
     if (isAggregated(response.content_type)) {
@@ -78,7 +91,7 @@ watch::DiscoveryResult HttpDiscovery::discover(std::stop_token stop) {
       const std::string path = std::string(root) + "/" + gv;
       Response list = get(path, kJson, stop);
       if (list.status != 200) {
-        out.error = describe(path, list.status, list.transport_error);
+        out.error = describe(baseUrl(), path, list.status, list.transport_error);
         return out;
       }
       const size_t slash = gv.find('/');

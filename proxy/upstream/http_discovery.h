@@ -47,6 +47,8 @@ class HttpDiscovery final : public watch::Discovery {
     std::string transport_error;
   };
   Response get(const std::string& path, const std::string& accept, std::stop_token stop);
+  // "https://10.0.0.1:6443" and any path prefix, for messages.
+  std::string baseUrl() const;
 
   std::shared_ptr<UpstreamConnector> connector_;
   HttpDiscoveryOptions options_;

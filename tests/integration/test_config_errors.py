@@ -63,6 +63,34 @@ class ConfigErrorsTest(unittest.TestCase):
     def test_no_upstream_anywhere(self):
         self.assertOneLineError(run())
 
+    def test_port_in_use_says_what_to_do(self):
+        """Issue 19: one line with what is wrong and what to do."""
+        import socket
+        held = socket.socket()
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        self.addCleanup(held.close)
+        r = run("--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:%d" % held.getsockname()[1])
+        self.assertNotEqual(r.returncode, 0)
+        lines = [l for l in r.stderr.splitlines() if "cannot listen" in l]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("Address already in use (another process holds it: stop it or pick another address with --listen)",
+                      lines[0])
+
+    def test_unreachable_upstream_says_what_to_check(self):
+        proc = subprocess.Popen([harness.PROXY_BIN, "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            line = proc.stderr.readline()
+            while line and "discovery failed" not in line:
+                line = proc.stderr.readline()
+        finally:
+            proc.terminate()
+            proc.wait(10)
+            proc.stderr.close()
+        self.assertIn("discovery failed: GET http://127.0.0.1:1/api: no answer", line)
+        self.assertIn("check that the apiserver runs at this address (--upstream, or the kubeconfig's server)", line)
+
     def test_help_and_version_exit_zero(self):
         h = run("--help")
         self.assertEqual(h.returncode, 0)
