@@ -31,13 +31,15 @@ wait_for() {  # wait_for URL: until it answers, at most 15 s
   echo "demo: $1 did not come up; see $state/*.log" >&2; exit 1
 }
 
-build/bin/kube-test-apiserver --listen "127.0.0.1:$upstream_port" --sample-data >"$state/apiserver.log" 2>&1 &
+# --enable-control: its request and watch counters show what reached it (demo_story.py).
+build/bin/kube-test-apiserver --listen "127.0.0.1:$upstream_port" --sample-data --enable-control >"$state/apiserver.log" 2>&1 &
 echo $! >"$state/apiserver.pid"
 wait_for "http://127.0.0.1:$upstream_port/healthz"
 
-build/bin/kube-cache-proxy --listen "$proxy_listen" --upstream "http://127.0.0.1:$upstream_port" >"$state/proxy.log" 2>&1 &
+build/bin/kube-cache-proxy --listen "$proxy_listen" --upstream "http://127.0.0.1:$upstream_port" --cache pods,configmaps \
+  >"$state/proxy.log" 2>&1 &
 echo $! >"$state/proxy.pid"
-wait_for "http://$proxy_listen/healthz"
+wait_for "http://$proxy_listen/readyz"
 
 cat >"$state/kubeconfig" <<KCFG
 apiVersion: v1
@@ -69,7 +71,12 @@ echo; echo "\$ kubectl get --raw /api/v1/namespaces/demo/pods?limit=1"
 raw=$($kubectl get --raw "/api/v1/namespaces/demo/pods?limit=1")
 printf '%s ...\n' "${raw:0:300}"
 echo
+echo "What the proxy saved, measured now:"
+echo
+/usr/bin/python3 scripts/demo_story.py "http://$proxy_listen" "http://127.0.0.1:$upstream_port"
+echo
 echo "$(curl -fsS "http://$proxy_listen/metrics" | grep -c '^kube_cache_proxy_') kube_cache_proxy_* metric lines at http://$proxy_listen/metrics"
+echo "Status page: http://$proxy_listen/debug/status (a browser), or kubectl get --raw /debug/status"
 cat <<MSG
 
 kube-cache-proxy is serving on http://$proxy_listen in front of the test apiserver on 127.0.0.1:$upstream_port.
