@@ -132,6 +132,24 @@ setInterval(refresh, 5000);
 </script>
 )js";
 
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+void field(JsonWriter& w, const char* key, const std::string& value) {
+  w.Key(key);
+  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+}
+void field(JsonWriter& w, const char* key, uint64_t value) {
+  w.Key(key);
+  w.Uint64(value);
+}
+void field(JsonWriter& w, const char* key, bool value) {
+  w.Key(key);
+  w.Bool(value);
+}
+void field(JsonWriter& w, const char* key, double value) {
+  w.Key(key);
+  w.Double(value);
+}
+
 // "syncing: 45000 of ~100000 objects (45 %), 210.3 MB, 4500/s, ~12 s left"
 std::string syncText(const ResourceStatus& r) {
   std::string text = r.state;
@@ -189,66 +207,42 @@ std::string renderStatusJson(const StatusReport& report) {
   w.StartObject();
   w.Key("upstream");
   w.StartObject();
-  w.Key("up");
-  w.Bool(report.upstream_up);
-  w.Key("downSeconds");
-  w.Double(report.upstream_down_seconds);
+  field(w, "up", bool(report.upstream_up));
+  field(w, "downSeconds", double(report.upstream_down_seconds));
   w.EndObject();
   w.Key("resources");
   w.StartArray();
   for (const ResourceStatus& r : report.resources) {
     w.StartObject();
-    w.Key("resource");
-    w.String(r.resource.c_str(), static_cast<rapidjson::SizeType>(r.resource.size()));
-    w.Key("version");
-    w.String(r.version.c_str(), static_cast<rapidjson::SizeType>(r.version.size()));
-    w.Key("namespace");
-    w.String(r.namespace_scope.c_str(), static_cast<rapidjson::SizeType>(r.namespace_scope.size()));
-    w.Key("encoding");
-    w.String(r.encoding.c_str(), static_cast<rapidjson::SizeType>(r.encoding.size()));
-    w.Key("state");
-    w.String(r.state.c_str(), static_cast<rapidjson::SizeType>(r.state.size()));
-    w.Key("onDemand");
-    w.Bool(r.on_demand);
-    w.Key("objects");
-    w.Uint64(r.objects);
-    w.Key("jsonBytes");
-    w.Uint64(r.json_bytes);
-    w.Key("overheadBytes");
-    w.Uint64(r.overhead_bytes);
-    w.Key("resourceVersion");
-    w.Uint64(r.resource_version);
-    w.Key("eventsApplied");
-    w.Uint64(r.events_applied);
-    w.Key("relists");
-    w.Uint64(r.relists);
-    w.Key("watchRestarts");
-    w.Uint64(r.watch_restarts);
-    w.Key("lastSyncTimestamp");
-    w.Double(r.last_sync_unix);
-    w.Key("lastSyncObjects");
-    w.Uint64(r.last_sync_objects);
-    w.Key("watchers");
-    w.Uint64(r.watchers);
+    field(w, "resource", r.resource);
+    field(w, "version", r.version);
+    field(w, "namespace", r.namespace_scope);
+    field(w, "encoding", r.encoding);
+    field(w, "state", r.state);
+    field(w, "onDemand", bool(r.on_demand));
+    field(w, "objects", uint64_t(r.objects));
+    field(w, "jsonBytes", uint64_t(r.json_bytes));
+    field(w, "overheadBytes", uint64_t(r.overhead_bytes));
+    field(w, "resourceVersion", uint64_t(r.resource_version));
+    field(w, "eventsApplied", uint64_t(r.events_applied));
+    field(w, "relists", uint64_t(r.relists));
+    field(w, "watchRestarts", uint64_t(r.watch_restarts));
+    field(w, "lastSyncTimestamp", double(r.last_sync_unix));
+    field(w, "lastSyncObjects", uint64_t(r.last_sync_objects));
+    field(w, "watchers", uint64_t(r.watchers));
     w.Key("sync");
     if (r.sync_in_progress) {
       w.StartObject();
-      w.Key("objects");
-      w.Uint64(r.sync_objects);
-      w.Key("bytes");
-      w.Uint64(r.sync_bytes);
-      w.Key("expectedObjects");
-      w.Uint64(r.sync_expected_objects);
-      w.Key("seconds");
-      w.Double(r.sync_seconds);
+      field(w, "objects", uint64_t(r.sync_objects));
+      field(w, "bytes", uint64_t(r.sync_bytes));
+      field(w, "expectedObjects", uint64_t(r.sync_expected_objects));
+      field(w, "seconds", double(r.sync_seconds));
       w.EndObject();
     } else {
       w.Null();
     }
-    w.Key("readsFromCache");
-    w.Uint64(r.reads_from_cache);
-    w.Key("readsPassedThrough");
-    w.Uint64(r.reads_passed_through);
+    field(w, "readsFromCache", uint64_t(r.reads_from_cache));
+    field(w, "readsPassedThrough", uint64_t(r.reads_passed_through));
     w.Key("passReasons");
     w.StartObject();
     for (const auto& [reason, count] : r.top_pass_reasons) {
@@ -263,12 +257,9 @@ std::string renderStatusJson(const StatusReport& report) {
   w.StartArray();
   for (const NotCachedStatus& r : report.not_cached) {
     w.StartObject();
-    w.Key("resource");
-    w.String(r.resource.c_str(), static_cast<rapidjson::SizeType>(r.resource.size()));
-    w.Key("version");
-    w.String(r.version.c_str(), static_cast<rapidjson::SizeType>(r.version.size()));
-    w.Key("reason");
-    w.String(r.reason.c_str(), static_cast<rapidjson::SizeType>(r.reason.size()));
+    field(w, "resource", r.resource);
+    field(w, "version", r.version);
+    field(w, "reason", r.reason);
     w.EndObject();
   }
   w.EndArray();
