@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cache/compressed_run.h"
 #include "cache/object.h"
 
 namespace cache {
@@ -20,6 +21,8 @@ struct ObjectChunk {
   // The store's write sequence number when this chunk was created: the writer may change
   // it in place only while no snapshot was taken since (born_seq > last snapshot seq).
   uint64_t born_seq = 0;
+  // The items compressed for gzip'd LISTs, made on first use (compressed_run.h).
+  CompressedRuns compressed;
 };
 using ObjectChunkPtr = std::shared_ptr<ObjectChunk>;
 using ObjectChunkConstSharedPtr = std::shared_ptr<const ObjectChunk>;

@@ -83,11 +83,21 @@ ListPage Snapshot::list(const ListRequest& request) const {
   if (request.limit > 0) page.items.reserve(std::min(request.limit, end_rank - std::min(end_rank, rank(p))));
   while (p.chunk < chunks_.size() && rank(p) < end_rank) {
     const auto& objects = chunks_[p.chunk]->objects;
+    const size_t chunk_first_item = page.items.size();
+    // Every object of the chunk so far is on the page.
+    bool whole = p.offset == 0;
     for (; p.offset < objects.size(); ++p.offset) {
-      if (rank(p) >= end_rank) break;
+      if (rank(p) >= end_rank) {
+        whole = false;
+        break;
+      }
       const ObjectConstSharedPtr& object = objects[p.offset];
-      if (request.predicate && !request.predicate(*object)) continue;
+      if (request.predicate && !request.predicate(*object)) {
+        whole = false;
+        continue;
+      }
       page.items.push_back(object);
+      if (whole && p.offset + 1 == objects.size()) page.whole_chunks.push_back({chunk_first_item, chunks_[p.chunk]});
       if (request.limit > 0 && page.items.size() == request.limit) {
         const size_t after = end_rank - (rank(p) + 1);
         page.has_more = after > 0;

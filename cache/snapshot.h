@@ -35,8 +35,16 @@ struct ListRequest {
   std::function<bool(const Object&)> predicate;
 };
 
+// Items [first_item, first_item + chunk->objects.size()) of a page are all of `chunk`, in
+// order: a gzip'd LIST can use the chunk's CompressedRuns for them.
+struct WholeChunk {
+  size_t first_item = 0;
+  ObjectChunkConstSharedPtr chunk;
+};
+
 struct ListPage {
   std::vector<ObjectConstSharedPtr> items;  // in key order
+  std::vector<WholeChunk> whole_chunks;     // in item order
   // The limit was reached and keys remain in range after the last item (P1, P6).
   bool has_more = false;
   // Keys in range after the last returned item, for remainingItemCount (P4).

@@ -78,6 +78,7 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   o.max_connections = c.max_connections ? *c.max_connections : proxy::defaultMaxConnections();
   o.max_connections_per_client = c.max_connections_per_client;
   o.http2 = c.http2;
+  o.gzip_loopback = c.gzip_loopback;
   o.http2_max_streams = static_cast<uint32_t>(c.http2_max_streams_per_connection);
   o.request_filter = {c.request_filter.accept_hosts, c.request_filter.accept_paths, c.request_filter.reject_paths,
                       c.request_filter.reject_methods};

@@ -170,6 +170,7 @@ struct Config {
   uint64_t max_connections_per_client = 0;   // per client address; 0: unlimited
   // HTTP/2 downstream: offered by ALPN on TLS, prior knowledge (h2c) on plain connections.
   bool http2 = true;
+  bool gzip_loopback = false;
   uint64_t http2_max_streams_per_connection = 100;  // the apiserver's default
   // Which requests are served at all, by Host, path and method (kubectl proxy's filter).
   // Sidecar: kubectl proxy's defaults; gateway: off unless set.

@@ -126,6 +126,11 @@ HTTP/2 (as kube-apiserver serves it):
                                connections (default true; false: HTTP/1.1 only)
   --http2-max-streams-per-connection N  concurrent streams per HTTP/2 connection (default 100)
 
+Compression (gzip from 128 KiB when the client accepts it, as kube-apiserver):
+  --gzip-loopback              gzip answers from memory to loopback clients too (default false:
+                               a sidecar's local clients get plain bytes; gateway clients always
+                               get gzip)
+
 Logging:
   --log-format text|json    log line format (default text)
   -v, --v N                 log verbosity, 0 to 9 (default 0)

@@ -106,7 +106,8 @@ asio::awaitable<ForwardOutcome> writeDocument(DownstreamRequest& req, CacheConte
   headers.emplace_back(kServedByHeader, "cache");
   std::string compressed;
   std::string_view body = doc.body;
-  if (body.size() >= kGzipThresholdBytes && acceptsGzip(findHeader(req.headers, "Accept-Encoding"))) {
+  if (shouldGzip(body.size(), findHeader(req.headers, "Accept-Encoding"), req.client_ip,
+                 {ctx.options.gateway, ctx.options.gzip_loopback})) {
     GzipWriter().write(body, compressed, true);
     body = compressed;
     headers.emplace_back("Content-Encoding", "gzip");

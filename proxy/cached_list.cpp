@@ -175,6 +175,7 @@ ListResult listSnapshot(const cache::Snapshot& snapshot, const cache::ListOption
     if (!options.hasSelectors()) result.remaining_item_count = static_cast<int64_t>(page.remaining);
   }
   result.items = std::move(page.items);
+  result.whole_chunks = std::move(page.whole_chunks);
   return result;
 }
 

@@ -43,6 +43,7 @@ ListPlan planList(const cache::ListOptions& options, std::string_view ns, bool n
 
 struct ListResult {
   std::vector<cache::ObjectConstSharedPtr> items;  // key order (P9)
+  std::vector<cache::WholeChunk> whole_chunks;     // runs of items that are whole chunks
   uint64_t resource_version = 0;                   // the list RV
   std::string continue_token;                      // "" on the last page
   std::optional<int64_t> remaining_item_count;     // P4

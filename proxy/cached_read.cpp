@@ -42,7 +42,7 @@ using asio::use_awaitable;
 // upstream is down; otherwise the catch-up wait before such a read passes through.
 constexpr auto kResourceVersionWait = std::chrono::seconds(3);
 constexpr auto kResourceVersionCatchUp = std::chrono::milliseconds(50);
-// Bytes compressed at a time when streaming a gzipped list.
+// Compressed bytes per HTTP chunk when streaming a gzipped list.
 constexpr size_t kPieceBytes = 256 * 1024;
 // Buffers handed to one sendmsg when streaming a list as it is stored (the kernel's
 // limit; Asio's own gather writes stop at 64).
@@ -57,6 +57,8 @@ HeaderList answerHeaders(uint64_t rv, std::string_view content_type) {
           {kServedByHeader, fmt::format("cache; rv={}", rv)}};
 }
 
+GzipPolicy gzipPolicy(const CacheContext& ctx) { return {ctx.options.gateway, ctx.options.gzip_loopback}; }
+
 bool keepConnection(const DownstreamRequest& req, const CacheContext& ctx) {
   return req.keep_alive && req.parser.is_done() && !ctx.control.stopping;
 }
@@ -70,7 +72,7 @@ asio::awaitable<ForwardOutcome> writeWhole(DownstreamRequest& req, CacheContext&
   HeaderList headers = answerHeaders(rv, content_type);
   headers.insert(headers.end(), extra.begin(), extra.end());
   if (retry_after_seconds > 0) headers.emplace_back("Retry-After", std::to_string(retry_after_seconds));
-  if (may_gzip && body.size() >= kGzipThresholdBytes && acceptsGzip(findHeader(req.headers, "Accept-Encoding"))) {
+  if (may_gzip && shouldGzip(body.size(), findHeader(req.headers, "Accept-Encoding"), req.client_ip, gzipPolicy(ctx))) {
     std::string compressed;
     GzipWriter().write(body, compressed, true);
     body = std::move(compressed);
@@ -160,8 +162,8 @@ asio::awaitable<ForwardOutcome> writeList(DownstreamRequest& req, CacheContext& 
                                           const HeaderList& extra, std::string_view content_type) {
   const bool keep = keepConnection(req, ctx);
   const auto timeout = ctx.options.write_timeout;
-  const bool gzip = !req.http10 && writer.totalSize() >= kGzipThresholdBytes &&
-                    acceptsGzip(findHeader(req.headers, "Accept-Encoding"));
+  const bool gzip = !req.http10 && shouldGzip(writer.totalSize(), findHeader(req.headers, "Accept-Encoding"),
+                                              req.client_ip, gzipPolicy(ctx));
   HeaderList headers = answerHeaders(rv, content_type);
   headers.insert(headers.end(), extra.begin(), extra.end());
   if (!gzip) {
@@ -175,22 +177,16 @@ asio::awaitable<ForwardOutcome> writeList(DownstreamRequest& req, CacheContext& 
     }
     co_return ForwardOutcome{200, keep, false};
   }
-  std::string piece;
   headers.emplace_back("Content-Encoding", "gzip");
   co_await writeDownstream(req.stream, formatResponseHead(200, "", headers, BodyFraming::Chunked, 0, keep), timeout);
   GzipWriter gz;
   std::string compressed;
-  while (true) {
-    const bool more = writer.next(piece, kPieceBytes);
-    compressed.clear();
-    gz.write(piece, compressed, !more);
-    if (!compressed.empty()) {
-      std::string chunk = fmt::format("{:x}\r\n", compressed.size());
-      chunk += compressed;
-      chunk += "\r\n";
-      co_await writeDownstream(req.stream, chunk, timeout);
-    }
-    if (!more) break;
+  while (writer.nextGzip(gz, compressed, kPieceBytes)) {
+    if (compressed.empty()) continue;
+    std::string chunk = fmt::format("{:x}\r\n", compressed.size());
+    chunk += compressed;
+    chunk += "\r\n";
+    co_await writeDownstream(req.stream, chunk, timeout);
   }
   co_await writeDownstream(req.stream, "0\r\n\r\n", timeout);
   co_return ForwardOutcome{200, keep, false};
@@ -330,7 +326,7 @@ asio::awaitable<std::optional<ForwardOutcome>> serveList(DownstreamRequest& req,
   envelope.resource_version = result->resource_version;
   envelope.continue_token = std::move(result->continue_token);
   envelope.remaining_item_count = result->remaining_item_count;
-  ListWriter writer(std::move(envelope), std::move(result->items), form);
+  ListWriter writer(std::move(envelope), std::move(result->items), form, std::move(result->whole_chunks));
   co_return co_await writeList(req, ctx, writer, result->resource_version, extra,
                                isProtobuf(route.format) ? kProtobuf : kJson);
 }

@@ -4,12 +4,22 @@
 // (fast; lists are large and the CPU is better spent elsewhere). Streaming: the body
 // is compressed piece by piece as it is written.
 //
+// A gzip member is a header, deflate blocks and a trailer (CRC-32 and length of the
+// plain bytes). Deflate blocks that end on a byte boundary and do not look back past
+// their own start can be placed one after another, so a body can mix bytes deflated
+// now with runs deflated once and kept (cache/compressed_run.h, made by compressRun):
+// the writer flushes to a byte boundary before a run, restarts its window after it,
+// and combines the run's CRC into its own instead of reading the run's bytes again.
+//
 // Not thread-safe; one per response.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "cache/compressed_run.h"
 
 namespace proxy {
 
@@ -17,6 +27,21 @@ inline constexpr size_t kGzipThresholdBytes = 128 * 1024;
 
 // True when an Accept-Encoding value lists gzip with a non-zero quality.
 bool acceptsGzip(std::string_view accept_encoding);
+
+// Who an answer from memory is compressed for.
+struct GzipPolicy {
+  bool gateway = false;        // gateway clients get the apiserver's compression
+  bool gzip_loopback = false;  // --gzip-loopback: a sidecar's loopback clients too
+};
+
+// Whether an answer of `size` bytes is gzip'd: the apiserver's rule (N1: the client
+// accepts gzip, the body is at least 128 KiB), except for a loopback client of a sidecar:
+// its bytes never cross a network, so compressing would only cost both sides CPU (the
+// plain answer is valid for a client that accepts gzip too).
+bool shouldGzip(size_t size, std::string_view accept_encoding, std::string_view client_ip, GzipPolicy policy);
+
+// `plain` deflated on its own, ready to be spliced into any GzipWriter's output.
+cache::CompressedRun compressRun(std::string_view plain);
 
 class GzipWriter {
  public:
@@ -27,8 +52,12 @@ class GzipWriter {
 
   // Appends the compressed form of `in` to `out`; `finish` ends the gzip member.
   void write(std::string_view in, std::string& out, bool finish);
+  // Appends a run made by compressRun() to `out`, as if its plain bytes were written.
+  void writeRun(const cache::CompressedRun& run, std::string& out);
 
  private:
+  void deflateInto(std::string& out, int flush);
+
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -6,6 +6,7 @@
 
 #include "cache/go_json.h"
 #include "cache/protobuf_list.h"
+#include "proxy/gzip_writer.h"
 #include "proxy/partial_object_metadata.h"
 
 namespace proxy {
@@ -50,8 +51,9 @@ ListShape listShape(const watch::ApiResource& resource, ReadFormat format) {
   return out;
 }
 
-ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form)
-    : items_(std::move(items)), form_(form) {
+ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form,
+                       std::vector<cache::WholeChunk> whole_chunks)
+    : items_(std::move(items)), whole_chunks_(std::move(whole_chunks)), form_(form) {
   if (isProtobuf(form_)) {
     buildProtobuf(envelope);
     return;
@@ -142,11 +144,13 @@ std::string_view ListWriter::protobufPrefix(size_t item) const {
   return std::string_view(prefixes_).substr(prefix_offsets_[item], prefix_offsets_[item + 1] - prefix_offsets_[item]);
 }
 
-void ListWriter::appendItem(std::string& out, const cache::Object& object, std::string_view metadata) const {
+void ListWriter::appendItem(std::string& out, size_t index) const {
+  const cache::Object& object = *items_[index];
+  const std::string_view metadata = metadata_.empty() ? std::string_view{} : metadata_[index];
   switch (form_) {
     case ItemForm::Protobuf:
     case ItemForm::ProtobufPartialObjectMetadata:
-      out += protobufPrefix(next_item_);
+      out += protobufPrefix(index);
       out += form_ == ItemForm::Protobuf ? object.bytes() : metadata;
       break;
     case ItemForm::AsStored: out += object.bytes(); break;
@@ -160,12 +164,20 @@ void ListWriter::appendItem(std::string& out, const cache::Object& object, std::
   }
 }
 
-void ListWriter::sliceItem(std::vector<std::string_view>& slices, const cache::Object& object,
-                           std::string_view metadata) const {
+void ListWriter::appendItems(std::string& out, size_t begin, size_t end) const {
+  for (size_t i = begin; i < end; ++i) {
+    if (i > begin && !isProtobuf(form_)) out += ',';
+    appendItem(out, i);
+  }
+}
+
+void ListWriter::sliceItem(std::vector<std::string_view>& slices, size_t index) const {
+  const cache::Object& object = *items_[index];
+  const std::string_view metadata = metadata_.empty() ? std::string_view{} : metadata_[index];
   switch (form_) {
     case ItemForm::Protobuf:
     case ItemForm::ProtobufPartialObjectMetadata:
-      slices.push_back(protobufPrefix(next_item_));
+      slices.push_back(protobufPrefix(index));
       slices.push_back(form_ == ItemForm::Protobuf ? object.bytes() : metadata);
       break;
     case ItemForm::AsStored: slices.push_back(object.bytes()); break;
@@ -199,7 +211,7 @@ bool ListWriter::nextSlices(std::vector<std::string_view>& slices, size_t max_sl
   }
   while (next_item_ < items_.size() && slices.size() + 4 <= max_slices) {
     if (next_item_ > 0 && !isProtobuf(form_)) slices.push_back(",");
-    sliceItem(slices, *items_[next_item_], metadata_.empty() ? std::string_view{} : metadata_[next_item_]);
+    sliceItem(slices, next_item_);
     ++next_item_;
   }
   if (next_item_ == items_.size() && slices.size() < max_slices) {
@@ -218,13 +230,53 @@ bool ListWriter::next(std::string& piece, size_t min_bytes) {
   }
   while (next_item_ < items_.size() && piece.size() < min_bytes) {
     if (next_item_ > 0 && !isProtobuf(form_)) piece += ',';
-    appendItem(piece, *items_[next_item_], metadata_.empty() ? std::string_view{} : metadata_[next_item_]);
+    appendItem(piece, next_item_);
     ++next_item_;
   }
   if (next_item_ == items_.size() && piece.size() < min_bytes) {
     piece += tail_;
     tail_written_ = true;
   }
+  return true;
+}
+
+cache::CompressedRunConstSharedPtr ListWriter::compressedRun(const cache::WholeChunk& run) const {
+  const size_t end = run.first_item + run.chunk->objects.size();
+  return run.chunk->compressed.getOrMake(static_cast<size_t>(form_), [&] {
+    std::string plain;
+    appendItems(plain, run.first_item, end);
+    return std::make_shared<const cache::CompressedRun>(compressRun(plain));
+  });
+}
+
+bool ListWriter::nextGzip(GzipWriter& gz, std::string& out, size_t min_bytes) {
+  out.clear();
+  if (tail_written_) return false;
+  std::string plain;
+  if (!head_written_) {
+    plain += head_;
+    head_written_ = true;
+  }
+  while (next_item_ < items_.size() && out.size() < min_bytes) {
+    if (next_item_ > 0 && !isProtobuf(form_)) plain += ',';
+    if (next_whole_chunk_ < whole_chunks_.size() && whole_chunks_[next_whole_chunk_].first_item == next_item_) {
+      const cache::WholeChunk& run = whole_chunks_[next_whole_chunk_++];
+      gz.write(plain, out, false);
+      plain.clear();
+      gz.writeRun(*compressedRun(run), out);
+      next_item_ += run.chunk->objects.size();
+      continue;
+    }
+    appendItem(plain, next_item_++);
+    if (plain.size() >= min_bytes) {
+      gz.write(plain, out, false);
+      plain.clear();
+    }
+  }
+  const bool last = next_item_ == items_.size() && out.size() < min_bytes;
+  if (last) plain += tail_;
+  gz.write(plain, out, last);
+  tail_written_ = last;
   return true;
 }
 

@@ -15,10 +15,12 @@
 // appending to a nil slice (asPartialObjectMetadataList), and the field has no
 // omitempty. Every other empty list has "items":[].
 //
-// Two ways to take the body: next() copies it into pieces (what the gzip stream
-// compresses); nextSlices() yields views of the stored bytes themselves, for a
-// gather write that copies nothing in user space (the writer holds the items, so the
-// views stay valid as long as it lives).
+// Three ways to take the body: next() copies it into pieces; nextSlices() yields views
+// of the stored bytes themselves, for a gather write that copies nothing in user space
+// (the writer holds the items, so the views stay valid as long as it lives); nextGzip()
+// compresses it, taking the items of each whole chunk (cache::WholeChunk) from the
+// chunk's CompressedRuns, deflated on the first gzip'd LIST that reads the chunk and
+// reused by every later one until the chunk changes.
 //
 // Not thread-safe; one per response. Holds the items it writes.
 
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "cache/object.h"
+#include "cache/snapshot.h"
 #include "proxy/read_route.h"
 #include "watch/api_resource.h"
 
@@ -69,9 +72,13 @@ struct ListShape {
 };
 ListShape listShape(const watch::ApiResource& resource, ReadFormat format);
 
+class GzipWriter;
+
 class ListWriter {
  public:
-  ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form);
+  // `whole_chunks` (optional) say which runs of `items` are whole chunks.
+  ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstSharedPtr> items, ItemForm form,
+             std::vector<cache::WholeChunk> whole_chunks = {});
 
   // Exact byte count of the whole body.
   size_t totalSize() const { return total_size_; }
@@ -83,10 +90,18 @@ class ListWriter {
   // (at least 4) or the body ends. Returns false (appending nothing) when everything
   // was written. Use either next() or nextSlices() for one body, not both.
   bool nextSlices(std::vector<std::string_view>& slices, size_t max_slices);
+  // Replaces `out` with the next compressed bytes of the body (at least `min_bytes`
+  // unless the body ends first), through `gz`, which ends the gzip member with the body.
+  // Returns false (and leaves `out` empty) when everything was written.
+  bool nextGzip(GzipWriter& gz, std::string& out, size_t min_bytes);
 
  private:
-  void appendItem(std::string& out, const cache::Object& object, std::string_view metadata) const;
-  void sliceItem(std::vector<std::string_view>& slices, const cache::Object& object, std::string_view metadata) const;
+  void appendItem(std::string& out, size_t index) const;
+  void sliceItem(std::vector<std::string_view>& slices, size_t index) const;
+  // Items [begin, end) with the commas between them.
+  void appendItems(std::string& out, size_t begin, size_t end) const;
+  // The chunk's items as compressed, made now if no LIST made them before.
+  cache::CompressedRunConstSharedPtr compressedRun(const cache::WholeChunk& run) const;
   void buildProtobuf(const ListEnvelope& envelope);
   std::string_view protobufPrefix(size_t item) const;
 
@@ -95,6 +110,8 @@ class ListWriter {
   // kind and metadata after its items.
   std::string tail_;
   std::vector<cache::ObjectConstSharedPtr> items_;
+  std::vector<cache::WholeChunk> whole_chunks_;
+  size_t next_whole_chunk_ = 0;
   // CustomPartialObjectMetadata: each item's rewritten metadata, kept for the writer's
   // life because nextSlices() hands out views of it.
   std::vector<std::string> rewritten_metadata_;

@@ -103,6 +103,11 @@ struct ServerOptions {
   // HTTP/2 (proxy/http2_session.h): offered by ALPN on TLS, accepted by prior knowledge
   // on plain connections; the apiserver's concurrent-stream bound.
   bool http2 = true;
+  // Answers from memory to a loopback client of a sidecar are not gzip'd (the bytes
+  // never cross a network, and compressing costs the CPU the client then spends to
+  // inflate); true compresses them as the apiserver would (N1). Gateway clients always
+  // get the apiserver's compression.
+  bool gzip_loopback = false;
   uint32_t http2_max_streams = 100;
   // kubectl proxy's request filter (proxy/request_filter.h); every list unset: off.
   // Health probes (/healthz, /livez, /readyz) are never filtered.

@@ -1,27 +1,12 @@
 #include "proxy/gzip_writer.h"
 
 #include <doctest/doctest.h>
-#include <zlib.h>
+
+#include "tests/unit/proxy/gunzip.h"
 
 using namespace proxy;
 
-namespace {
-
-std::string gunzip(const std::string& in) {
-  z_stream z{};
-  REQUIRE(inflateInit2(&z, 15 + 16) == Z_OK);
-  std::string out(1 << 22, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  CHECK(inflate(&z, Z_FINISH) == Z_STREAM_END);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return out;
-}
-
-}  // namespace
+using proxy::testing::gunzip;
 
 TEST_CASE("A body compressed in pieces inflates to the original (N1)") {
   std::string original;
@@ -41,4 +26,33 @@ TEST_CASE("gzip is used only when the client accepts it") {
   CHECK_FALSE(acceptsGzip("identity"));
   CHECK_FALSE(acceptsGzip(""));
   CHECK_FALSE(acceptsGzip("gzip;q=0"));
+}
+
+TEST_CASE("Runs compressed once splice into a member between bytes deflated now (N1)") {
+  // Repetitive text on both sides of each run: were the window not restarted after a
+  // run, the deflater would point back into bytes the inflater never saw there.
+  const std::string before(5000, 'a');
+  std::string run_plain;
+  for (int i = 0; i < 3000; ++i) run_plain += "item-" + std::to_string(i) + ",";
+  const cache::CompressedRun run = compressRun(run_plain);
+  CHECK(run.plain_size == run_plain.size());
+  CHECK(run.deflate.size() < run_plain.size() / 3);
+
+  GzipWriter gz;
+  std::string compressed;
+  gz.writeRun(run, compressed);  // a run first: the header comes before it
+  gz.write(before, compressed, false);
+  gz.writeRun(run, compressed);
+  gz.writeRun(run, compressed);  // two in a row
+  gz.write(before, compressed, false);
+  gz.write(run_plain, compressed, false);
+  gz.writeRun(run, compressed);
+  gz.write("", compressed, true);  // a run last, then only the end
+  CHECK(gunzip(compressed) == run_plain + before + run_plain + run_plain + before + run_plain + run_plain);
+
+  GzipWriter only;
+  std::string alone;
+  only.writeRun(compressRun(""), alone);
+  only.write("}", alone, true);
+  CHECK(gunzip(alone) == "}");
 }
