@@ -26,6 +26,10 @@ struct CompressedRun {
 };
 using CompressedRunConstSharedPtr = std::shared_ptr<const CompressedRun>;
 
+// Deflated bytes all kept runs hold, process-wide (/metrics: they are made only for
+// resources someone lists gzip'd, and live as long as the chunks that keep them).
+uint64_t compressedRunBytes();
+
 class CompressedRuns {
  public:
   // One slot per way of writing the items (JSON, PartialObjectMetadata, protobuf, ...).
@@ -37,6 +41,7 @@ class CompressedRuns {
     clear();
     return *this;
   }
+  ~CompressedRuns() { clear(); }
 
   // The run in `slot`, made by `make()` on first use. Holding the mutex while making it
   // lets concurrent LISTs of one chunk share one deflate instead of racing to it.
@@ -44,24 +49,32 @@ class CompressedRuns {
   CompressedRunConstSharedPtr getOrMake(size_t slot, Make&& make) const {
     std::lock_guard lock(mu_);
     CompressedRunConstSharedPtr& run = runs_.at(slot);
-    if (!run) run = make();
+    if (!run) {
+      run = make();
+      if (run) count(static_cast<int64_t>(run->deflate.size()));
+    }
     return run;
   }
 
   void clear() {
     std::lock_guard lock(mu_);
-    runs_ = {};
+    for (auto& run : runs_) {
+      if (run) count(-static_cast<int64_t>(run->deflate.size()));
+      run.reset();
+    }
   }
 
   // Compressed bytes held, for memory accounting.
   size_t bytes() const {
     std::lock_guard lock(mu_);
     size_t total = 0;
-    for (const auto& run : runs_) total += run ? run->deflate.capacity() : 0;
+    for (const auto& run : runs_) total += run ? run->deflate.size() : 0;
     return total;
   }
 
  private:
+  static void count(int64_t delta);
+
   mutable std::mutex mu_;
   mutable std::array<CompressedRunConstSharedPtr, kSlots> runs_;
 };

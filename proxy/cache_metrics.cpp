@@ -1,5 +1,6 @@
 #include "proxy/cache_metrics.h"
 
+#include "cache/compressed_run.h"
 #include "proxy/metric_families.h"
 #include "watch/informer_manager.h"
 #include "watch/upstream_health.h"
@@ -98,6 +99,7 @@ MetricsCollector cacheMetricsCollector(std::shared_ptr<watch::InformerManager> m
       }
       out.push_back(std::move(collected));
     }
+    out.push_back({&metric::kCompressedRunBytes, {{{}, double(cache::compressedRunBytes())}}});
     if (health) {
       out.push_back({&metric::kUpstreamUp, {{{}, health->up() ? 1.0 : 0.0}}});
       out.push_back({&metric::kUpstreamOutages, {{{}, double(health->outages())}}});

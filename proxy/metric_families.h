@@ -177,6 +177,10 @@ inline constexpr Family kCacheLastSyncTimestamp{"kube_cache_proxy_cache_last_syn
 inline constexpr Family kCacheWatchCandidatesVisited{
     "kube_cache_proxy_cache_watch_candidates_visited_total",
     "Watchers looked at to deliver events (the index's candidates, not every watcher).", Type::Counter};
+// Of the process, unlabelled:
+inline constexpr Family kCompressedRunBytes{
+    "kube_cache_proxy_compressed_run_bytes",
+    "Bytes of list items kept deflated for gzip'd LISTs (made on the first such LIST of a chunk).", Type::Gauge};
 // Of the upstream, unlabelled:
 inline constexpr Family kUpstreamUp{"kube_cache_proxy_upstream_up",
                                     "1 while the upstream apiserver is reachable, 0 during an outage.", Type::Gauge};

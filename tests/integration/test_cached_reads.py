@@ -198,6 +198,10 @@ class CachedReadsTest(unittest.TestCase):
             self.assertEqual(served_by(zh), "cache")
             self.assertEqual(zh.get("content-encoding"), "gzip")
             self.assertEqual(zb, ub)
+        kept = [line for line in get(zipping.port, "/metrics")[2].decode().splitlines()
+                if line.startswith("kube_cache_proxy_compressed_run_bytes ")]
+        self.assertEqual(len(kept), 1, kept)
+        self.assertGreater(float(kept[0].split()[1]), 0)  # the runs the LISTs kept
 
     def test_consistent_reads_see_own_writes_and_report_the_cache_fraction(self):
         # C1: a write through the proxy, then RV-unset reads must see it, cached or not.

@@ -7,6 +7,7 @@
 #include "proxy/gzip_writer.h"
 #include "proxy/list_writer.h"
 #include "tests/unit/cache/test_objects.h"
+#include "tests/unit/cache/test_protobuf_objects.h"
 #include "tests/unit/proxy/gunzip.h"
 
 using namespace proxy;
@@ -100,6 +101,24 @@ TEST_CASE("A gzip'd LIST inflates to the plain LIST in every item form, whole ch
   CHECK(gunzip(gzipBody(empty, ItemForm::WithoutTypeMeta, 1 << 20)) == plainBody(empty, ItemForm::WithoutTypeMeta));
 }
 
+TEST_CASE("A gzip'd protobuf LIST and PartialObjectMetadataList inflate to the plain ones (N1, N2, N4)") {
+  cache::ChunkedObjectMap map;
+  for (int i = 0; i < 700; ++i) {
+    (void)map.upsert(cache::testing::makeProtobufPod("pod-" + std::to_string(i), std::to_string(100 + i)), 1, 0);
+  }
+  const cache::Snapshot snapshot(2000, map.chunks());
+  cache::ListRequest selected;
+  selected.predicate = [](const cache::Object& o) { return o.meta().name != "pod-300"; };
+  for (const ItemForm form : {ItemForm::Protobuf, ItemForm::ProtobufPartialObjectMetadata}) {
+    for (const cache::ListPage& page : {snapshot.list({}), snapshot.list(selected)}) {
+      CAPTURE(static_cast<int>(form));
+      REQUIRE(!page.whole_chunks.empty());
+      CHECK(gunzip(gzipBody(page, form, 4096)) == plainBody(page, form));
+      CHECK(gunzip(gzipBody(page, form, 4096)) == plainBody(page, form));
+    }
+  }
+}
+
 TEST_CASE("A chunk's run is deflated once and shared by later LISTs until the chunk changes") {
   cache::ChunkedObjectMap map;
   for (int i = 0; i < 500; ++i) (void)map.upsert(makePod("a", "pod-" + std::to_string(i), 100 + i), 1, 0);
@@ -108,8 +127,12 @@ TEST_CASE("A chunk's run is deflated once and shared by later LISTs until the ch
   REQUIRE(!page.whole_chunks.empty());
   const auto& chunk = *page.whole_chunks.front().chunk;
   CHECK(chunk.compressed.bytes() == 0);
+  const uint64_t all_before = cache::compressedRunBytes();
   (void)gzipBody(page, ItemForm::WithoutTypeMeta, 1 << 20);
   CHECK(chunk.compressed.bytes() > 0);
+  size_t kept_bytes = 0;
+  for (const auto& run : page.whole_chunks) kept_bytes += run.chunk->compressed.bytes();
+  CHECK(cache::compressedRunBytes() == all_before + kept_bytes);  // the metric counts them
   const auto kept = chunk.compressed.getOrMake(static_cast<size_t>(ItemForm::WithoutTypeMeta), []() {
     FAIL("made again");
     return cache::CompressedRunConstSharedPtr{};
@@ -128,4 +151,14 @@ TEST_CASE("A chunk's run is deflated once and shared by later LISTs until the ch
   CHECK(changed.whole_chunks.front().chunk->compressed.bytes() == 0);
   CHECK(chunk.compressed.bytes() > 0);
   CHECK(gunzip(gzipBody(changed, ItemForm::WithoutTypeMeta, 1 << 20)) == plainBody(changed, ItemForm::WithoutTypeMeta));
+}
+
+TEST_CASE("Runs leave the memory gauge with their chunk") {
+  const uint64_t all_before = cache::compressedRunBytes();
+  {
+    const cache::Snapshot snapshot = snapshotOf(300);
+    (void)gzipBody(snapshot.list({}), ItemForm::AsStored, 1 << 20);
+    CHECK(cache::compressedRunBytes() > all_before);
+  }
+  CHECK(cache::compressedRunBytes() == all_before);
 }

@@ -6,9 +6,9 @@
 
 #include "cache/object_meta_parser.h"
 #include "cache/protobuf_list.h"
-#include "cache/protobuf_object_parser.h"
 #include "proxy/partial_object_metadata.h"
 #include "tests/unit/cache/test_objects.h"
+#include "tests/unit/cache/test_protobuf_objects.h"
 
 using namespace proxy;
 using cache::testing::makePod;
@@ -183,15 +183,7 @@ TEST_CASE("Slices of the stored bytes add up to the same body as copied pieces, 
 
 namespace {
 
-// A stored protobuf pod: ObjectMeta {name, namespace, resourceVersion} and a PodSpec.
-cache::ObjectConstSharedPtr protobufPod(std::string_view name, std::string_view rv) {
-  auto field = [](char tag, std::string_view bytes) {
-    return std::string(1, tag) + static_cast<char>(bytes.size()) + std::string(bytes);
-  };
-  const std::string meta = field('\x0a', name) + field('\x1a', "web") + field('\x32', rv);
-  cache::ProtobufObjectParser parser({nullptr, false});
-  return *parser.parseObject(field('\x0a', meta) + field('\x12', field('\x52', "node-a")));
-}
+using cache::testing::makeProtobufPod;
 
 std::string drainSlices(ListWriter& writer, size_t max_slices) {
   std::string body;
@@ -206,8 +198,8 @@ std::string drainSlices(ListWriter& writer, size_t max_slices) {
 }  // namespace
 
 TEST_CASE("N2: a protobuf list from the cache is the List the apiserver writes, in pieces or gathered") {
-  const std::vector<cache::ObjectConstSharedPtr> items{protobufPod("a", "10"), protobufPod("b", "11"),
-                                                       protobufPod("c", "12")};
+  const std::vector<cache::ObjectConstSharedPtr> items{makeProtobufPod("a", "10"), makeProtobufPod("b", "11"),
+                                                       makeProtobufPod("c", "12")};
   std::vector<std::string_view> raw;
   for (const auto& item : items) raw.push_back(item->bytes());
   std::string expected;  // appendList is checked byte for byte against kube-apiserver (real-cluster tier)
