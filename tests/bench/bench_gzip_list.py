@@ -105,9 +105,7 @@ def main():
     try:
         api = clients.start_apiserver(procs, "--enable-control")
         base = "http://127.0.0.1:%d" % api.port
-        status, body = clients.request(base + "/control/load?resource=pods&count=%d&namespaces=10&nodes=50" % PODS,
-                                       "POST", b"")
-        assert status == 200, body
+        clients.control(base, "/control/load?resource=pods&count=%d&namespaces=10&nodes=50" % PODS)
         proxies = []
         # "after" compresses for loopback clients (--gzip-loopback) to measure the kept runs;
         # "sidecar" is the default, which answers its loopback clients plain.
