@@ -15,8 +15,6 @@ ObjectChunk& ChunkedObjectMap::writable(size_t index, uint64_t seq, uint64_t sha
   if (chunk->born_seq <= shared_seq) {
     chunk = std::make_shared<ObjectChunk>(ObjectChunk{chunk->objects, seq});
   }
-  // No reader can hold a chunk changed in place; clear what it may have kept anyway.
-  chunk->compressed.clear();
   return *chunk;
 }
 

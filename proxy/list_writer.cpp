@@ -221,25 +221,6 @@ bool ListWriter::nextSlices(std::vector<std::string_view>& slices, size_t max_sl
   return true;
 }
 
-bool ListWriter::next(std::string& piece, size_t min_bytes) {
-  piece.clear();
-  if (tail_written_) return false;
-  if (!head_written_) {
-    piece += head_;
-    head_written_ = true;
-  }
-  while (next_item_ < items_.size() && piece.size() < min_bytes) {
-    if (next_item_ > 0 && !isProtobuf(form_)) piece += ',';
-    appendItem(piece, next_item_);
-    ++next_item_;
-  }
-  if (next_item_ == items_.size() && piece.size() < min_bytes) {
-    piece += tail_;
-    tail_written_ = true;
-  }
-  return true;
-}
-
 cache::CompressedRunConstSharedPtr ListWriter::compressedRun(const cache::WholeChunk& run) const {
   const size_t end = run.first_item + run.chunk->objects.size();
   return run.chunk->compressed.getOrMake(static_cast<size_t>(form_), [&] {

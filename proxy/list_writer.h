@@ -15,10 +15,9 @@
 // appending to a nil slice (asPartialObjectMetadataList), and the field has no
 // omitempty. Every other empty list has "items":[].
 //
-// Three ways to take the body: next() copies it into pieces; nextSlices() yields views
-// of the stored bytes themselves, for a gather write that copies nothing in user space
-// (the writer holds the items, so the views stay valid as long as it lives); nextGzip()
-// compresses it, taking the items of each whole chunk (cache::WholeChunk) from the
+// Two ways to take the body: nextSlices() yields views of the stored bytes themselves,
+// for a gather write that copies nothing in user space (the writer holds the items, so
+// the views stay valid as long as it lives); nextGzip() compresses it, taking the items of each whole chunk (cache::WholeChunk) from the
 // chunk's CompressedRuns, deflated on the first gzip'd LIST that reads the chunk and
 // reused by every later one until the chunk changes.
 //
@@ -83,12 +82,9 @@ class ListWriter {
   // Exact byte count of the whole body.
   size_t totalSize() const { return total_size_; }
   size_t itemCount() const { return items_.size(); }
-  // Replaces `piece` with the next bytes of the body, at least `min_bytes` unless the
-  // body ends first. Returns false (and leaves `piece` empty) when everything was written.
-  bool next(std::string& piece, size_t min_bytes);
   // Appends views of the next bytes of the body to `slices` until it holds `max_slices`
   // (at least 4) or the body ends. Returns false (appending nothing) when everything
-  // was written. Use either next() or nextSlices() for one body, not both.
+  // was written. Use either nextSlices() or nextGzip() for one body, not both.
   bool nextSlices(std::vector<std::string_view>& slices, size_t max_slices);
   // Replaces `out` with the next compressed bytes of the body (at least `min_bytes`
   // unless the body ends first), through `gz`, which ends the gzip member with the body.

@@ -45,9 +45,19 @@ def curl(url, gzip):
     return float(seconds), int(size)
 
 
-def served_from_cache(px):
+def served_by(px):
     headers = harness.http_get("127.0.0.1", px.port, LIST_PATH, timeout=60)[1]
-    return any(k.lower() == "x-kube-cache-proxy" and v.startswith("cache") for k, v in headers.items())
+    return next((v for k, v in headers.items() if k.lower() == "x-kube-cache-proxy"), "")
+
+
+def served_from_cache(px):
+    return served_by(px).startswith("cache")
+
+
+def cache_rv(px):
+    """The RV the proxy's cache answers RV=0 LISTs at ("cache; rv=N")."""
+    value = served_by(px)
+    return int(value.split("rv=")[1]) if "rv=" in value else 0
 
 
 def rss_mb(pid):
@@ -87,9 +97,10 @@ def measure(label, px):
 
 def measure_churn(proxies, base):
     """gzip'd LISTs while the upstream changes 200 pods/s: changed chunks are deflated again."""
-    status, body = clients.request(base + "/control/churn?rate=200&seconds=40", "POST", b"")
-    assert status == 200, body
-    time.sleep(2)  # churn under way
+    rvs = {label: cache_rv(px) for label, px in proxies}
+    clients.control(base, "/control/churn?rate=200&seconds=40")
+    for label, px in proxies:  # churn under way: every cache has moved on
+        harness.wait_for(lambda: cache_rv(px) > rvs[label] + 100, timeout=10, interval=0.05, message="churn seen")
     for label, px in proxies:
         url = "http://127.0.0.1:%d%s" % (px.port, LIST_PATH)
         cpu0 = cpu_seconds(px.pid)

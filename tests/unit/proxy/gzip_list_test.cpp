@@ -29,8 +29,12 @@ cache::Snapshot snapshotOf(int pods_per_namespace) {
 
 std::string plainBody(const cache::ListPage& page, ItemForm form) {
   ListWriter writer({"PodList", "v1", 2000, "", std::nullopt}, page.items, form);
-  std::string body, piece;
-  while (writer.next(piece, 1 << 30)) body += piece;
+  std::string body;
+  std::vector<std::string_view> slices;
+  while (writer.nextSlices(slices, 1024)) {
+    for (const std::string_view s : slices) body += s;
+    slices.clear();
+  }
   return body;
 }
 
