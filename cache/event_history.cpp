@@ -22,17 +22,53 @@ bool EventHistory::overBoundsLocked(Clock::TimePoint now) const {
 
 namespace {
 
-uint64_t retainedBytes(const WatchEvent& event) {
-  uint64_t bytes = event.prev_object ? event.prev_object->bytes().size() : 0;
-  if (event.type == EventType::Deleted && event.object) bytes += event.object->bytes().size();
-  return bytes;
+// What the history alone keeps alive: the previous version and a deletion's last state
+// (the event's object is otherwise the store's current one, or a later event's prev).
+// Each counts where it is held: plain JSON bytes, or packed heap bytes.
+struct Retained {
+  uint64_t json = 0;
+  uint64_t packed = 0;
+  uint64_t versions = 0;
+};
+
+void addHeld(const HistoryObject& o, Retained& r) {
+  if (o.plain) r.json += o.plain->bytes().size();
+  if (o.packed) r.packed += o.packed->heapBytes(), ++r.versions;
+}
+
+Retained retained(const HistoryEvent& event) {
+  Retained r;
+  addHeld(event.prev_object, r);
+  if (event.type == EventType::Deleted) addHeld(event.object, r);
+  return r;
 }
 
 }  // namespace
 
+WatchEvent HistoryEvent::unpack() const {
+  return WatchEvent{type, object.get(), prev_object.get(), resource_version, recorded_at};
+}
+
+void PackBatch::pack() {
+  for (PackJob& job : jobs) {
+    if (!dictionary) dictionary = std::make_shared<const PackDictionary>(job.object->bytes());
+    job.packed = PackedObject::pack(*job.object, dictionary);
+    // Small objects (a short ConfigMap, a Lease) can cost more packed than plain: keep those.
+    if (job.packed->heapBytes() >= job.object->bytes().size() + job.object->overheadBytes()) job.packed = nullptr;
+  }
+}
+
 void EventHistory::evictFrontLocked() {
-  retained_json_bytes_ -= retainedBytes(events_.front());
-  last_evicted_rv_ = events_.front().resource_version;
+  const HistoryEvent& front = events_.front();
+  const Retained r = retained(front);
+  retained_json_bytes_ -= r.json;
+  packed_bytes_ -= r.packed;
+  packed_versions_ -= r.versions;
+  if (front.type != EventType::Deleted && front.object.plain) {
+    auto it = current_entries_.find(front.object.plain.get());
+    if (it != current_entries_.end() && it->second == first_index_) current_entries_.erase(it);
+  }
+  last_evicted_rv_ = front.resource_version;
   events_.pop_front();
   ++first_index_;
 }
@@ -40,9 +76,20 @@ void EventHistory::evictFrontLocked() {
 void EventHistory::append(WatchEvent&& event) {
   const auto now = clock_.now();
   while (overBoundsLocked(now)) evictFrontLocked();
-  event.recorded_at = now;
-  retained_json_bytes_ += retainedBytes(event);
-  events_.push_back(std::move(event));
+  HistoryEvent stored{event.type, {std::move(event.object), nullptr}, {std::move(event.prev_object), nullptr},
+                      event.resource_version, now, HistoryEvent::kNoEntry};
+  if (stored.prev_object.plain) {
+    auto it = current_entries_.find(stored.prev_object.plain.get());
+    if (it != current_entries_.end()) {
+      stored.prev_entry = it->second;
+      current_entries_.erase(it);
+    }
+  }
+  if (stored.type != EventType::Deleted && stored.object.plain) {
+    current_entries_[stored.object.plain.get()] = endIndex();
+  }
+  retained_json_bytes_ += retained(stored).json;
+  events_.push_back(std::move(stored));
 }
 
 size_t EventHistory::evictExpired() {
@@ -72,11 +119,11 @@ Result<HistoryCursor> EventHistory::cursorAfter(uint64_t rv) const {
     return fail(Reason::Expired, "too old resource version: " + std::to_string(rv) + " (" + std::to_string(oldest) + ")");
   }
   auto it = std::upper_bound(events_.begin(), events_.end(), rv,
-                             [](uint64_t value, const WatchEvent& e) { return value < e.resource_version; });
+                             [](uint64_t value, const HistoryEvent& e) { return value < e.resource_version; });
   return HistoryCursor{first_index_ + static_cast<uint64_t>(it - events_.begin())};
 }
 
-Result<void> EventHistory::read(HistoryCursor& cursor, size_t max_events, std::vector<WatchEvent>& out) const {
+Result<void> EventHistory::read(HistoryCursor& cursor, size_t max_events, std::vector<HistoryEvent>& out) const {
   if (cursor.next_index < first_index_) {
     return fail(Reason::Expired, "too old resource version: events after the watch position were evicted");
   }
@@ -88,10 +135,56 @@ Result<void> EventHistory::read(HistoryCursor& cursor, size_t max_events, std::v
   return {};
 }
 
-Result<std::vector<WatchEvent>> EventHistory::eventsAfter(uint64_t rv) const {
+Result<void> EventHistory::read(HistoryCursor& cursor, size_t max_events, std::vector<WatchEvent>& out) const {
+  std::vector<HistoryEvent> stored;
+  auto result = read(cursor, max_events, stored);
+  if (!result) return result;
+  for (const HistoryEvent& event : stored) out.push_back(event.unpack());
+  return {};
+}
+
+PackBatch EventHistory::packBatch(size_t max_jobs) const {
+  PackBatch batch;
+  batch.dictionary = dictionary_;
+  uint64_t index = std::max(packed_upto_, first_index_);
+  for (; index < endIndex() && batch.jobs.size() < max_jobs; ++index) {
+    const HistoryEvent& event = events_[index - first_index_];
+    if (event.prev_object.plain) batch.jobs.push_back({index, true, event.prev_entry, event.prev_object.plain, nullptr});
+    if (event.type == EventType::Deleted && event.object.plain) {
+      batch.jobs.push_back({index, false, HistoryEvent::kNoEntry, event.object.plain, nullptr});
+    }
+  }
+  batch.scanned_to = index;
+  return batch;
+}
+
+void EventHistory::applyPacked(const PackBatch& batch) {
+  if (!dictionary_) dictionary_ = batch.dictionary;
+  // Swaps `field` when it still holds the very object that was packed.
+  auto swap = [&](HistoryObject& field, const PackJob& job) {
+    if (field.plain != job.object || !job.packed) return false;
+    field = HistoryObject{nullptr, job.packed};
+    return true;
+  };
+  for (const PackJob& job : batch.jobs) {
+    if (job.entry < first_index_ || job.entry >= endIndex()) continue;  // evicted meanwhile
+    HistoryEvent& event = events_[job.entry - first_index_];
+    if (swap(job.prev ? event.prev_object : event.object, job)) {
+      retained_json_bytes_ -= job.object->bytes().size();
+      packed_bytes_ += job.packed->heapBytes();
+      ++packed_versions_;
+    }
+    if (job.also_entry >= first_index_ && job.also_entry < endIndex()) {
+      swap(events_[job.also_entry - first_index_].object, job);
+    }
+  }
+  packed_upto_ = std::max(packed_upto_, batch.scanned_to);
+}
+
+Result<std::vector<HistoryEvent>> EventHistory::eventsAfter(uint64_t rv) const {
   auto cursor = cursorAfter(rv);
   if (!cursor) return Unexpected{cursor.error()};
-  std::vector<WatchEvent> out;
+  std::vector<HistoryEvent> out;
   out.reserve(endIndex() - cursor->next_index);
   auto result = read(*cursor, SIZE_MAX, out);
   if (!result) return Unexpected{result.error()};

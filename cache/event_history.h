@@ -7,17 +7,24 @@
 // events beyond either bound. Events are appended in non-decreasing RV order (the store
 // guarantees it; only a relist's synthetic DELETED events share the list RV).
 //
+// Old versions can be packed (issue #20): once a newer version supersedes an object,
+// packBatch()/applyPacked() swap the history's references to it for a PackedObject, in
+// two steps so that the deflating runs outside the store's lock. Readers get the
+// HistoryEvents as stored and unpack them (HistoryEvent::unpack) after unlocking.
+//
 // Not thread-safe: ThreadSafeStore owns it and calls it under its lock.
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "cache/clock.h"
 #include "cache/event_type.h"
 #include "cache/object.h"
+#include "cache/packed_object.h"
 #include "cache/result.h"
 
 namespace cache {
@@ -32,6 +39,50 @@ struct WatchEvent {
   ObjectConstSharedPtr prev_object;
   uint64_t resource_version = 0;
   Clock::TimePoint recorded_at{};
+};
+
+// An object as the history holds it: plain while it may still be the current version
+// (then shared with the store, so packing it would save nothing), packed once superseded.
+struct HistoryObject {
+  ObjectConstSharedPtr plain;
+  PackedObjectConstSharedPtr packed;
+
+  explicit operator bool() const { return plain || packed; }
+  const std::string& key() const { return plain ? plain->key() : packed->key(); }
+  // The object, inflated when packed (a new Object each time).
+  ObjectConstSharedPtr get() const { return plain ? plain : packed ? packed->unpack() : nullptr; }
+};
+
+// A WatchEvent as the history stores it.
+struct HistoryEvent {
+  static constexpr uint64_t kNoEntry = UINT64_MAX;
+
+  EventType type = EventType::Added;
+  HistoryObject object;
+  HistoryObject prev_object;
+  uint64_t resource_version = 0;
+  Clock::TimePoint recorded_at{};
+  // The absolute index of the earlier event whose `object` is this event's prev_object
+  // (kNoEntry when there is none in the window): packing one packs both references.
+  uint64_t prev_entry = kNoEntry;
+
+  WatchEvent unpack() const;
+};
+
+// Old versions to pack, found under the store's shared lock, packed without it, and
+// swapped in under its exclusive lock.
+struct PackJob {
+  uint64_t entry = 0;                          // absolute index of the event
+  bool prev = false;                           // its prev_object, else its (deleted) object
+  uint64_t also_entry = HistoryEvent::kNoEntry;  // an earlier event whose object it is too
+  ObjectConstSharedPtr object;
+  PackedObjectConstSharedPtr packed;           // filled by the packer
+};
+struct PackBatch {
+  std::vector<PackJob> jobs;
+  uint64_t scanned_to = 0;                   // events before this index were examined
+  PackDictionaryConstSharedPtr dictionary;   // the history's, or a new one from the first job
+  void pack();
 };
 
 struct EventHistoryOptions {
@@ -66,9 +117,16 @@ class EventHistory {
   Result<HistoryCursor> cursorAfter(uint64_t rv) const;
   // Copies up to `max_events` events from `cursor` into `out` and advances it; Expired
   // when the cursor's events were evicted meanwhile.
+  Result<void> read(HistoryCursor& cursor, size_t max_events, std::vector<HistoryEvent>& out) const;
+  // The same, unpacked (for callers that hold no lock worth releasing first).
   Result<void> read(HistoryCursor& cursor, size_t max_events, std::vector<WatchEvent>& out) const;
   // The events with RV > rv, for undoing them (historical snapshots). Expired as above.
-  Result<std::vector<WatchEvent>> eventsAfter(uint64_t rv) const;
+  Result<std::vector<HistoryEvent>> eventsAfter(uint64_t rv) const;
+
+  // Up to `max_jobs` superseded versions not packed yet, oldest first.
+  PackBatch packBatch(size_t max_jobs) const;
+  // Swaps in the packed versions of `batch` whose events are still here and unchanged.
+  void applyPacked(const PackBatch& batch);
 
   // The smallest RV a watch can resume from (the number W5 prints).
   uint64_t oldestResumableRV() const;
@@ -76,7 +134,10 @@ class EventHistory {
   uint64_t evictedTotal() const { return first_index_; }
   uint64_t endIndex() const { return first_index_ + events_.size(); }
   // JSON bytes of objects only the history keeps alive (previous and deleted versions).
+  // Plain ones count their JSON bytes here, packed ones their heap bytes in packedBytes().
   uint64_t retainedJsonBytes() const { return retained_json_bytes_; }
+  uint64_t packedBytes() const { return packed_bytes_; }
+  uint64_t packedVersions() const { return packed_versions_; }
 
  private:
   bool overBoundsLocked(Clock::TimePoint now) const;
@@ -86,12 +147,19 @@ class EventHistory {
   Clock& clock_;
   // Contents are the events with absolute indexes [first_index_, first_index_ + size);
   // first_index_ never decreases.
-  std::deque<WatchEvent> events_;
+  std::deque<HistoryEvent> events_;
   uint64_t first_index_ = 0;
   uint64_t start_rv_ = 0;  // list RV given to start(); events after it are all here until an eviction
   bool started_ = false;
   uint64_t last_evicted_rv_ = 0;
   uint64_t retained_json_bytes_ = 0;
+  uint64_t packed_bytes_ = 0;
+  uint64_t packed_versions_ = 0;
+  // Objects that are some event's `object` and may still be current, to the absolute
+  // index of that event: finds HistoryEvent::prev_entry in O(1).
+  std::unordered_map<const Object*, uint64_t> current_entries_;
+  uint64_t packed_upto_ = 0;  // events before this absolute index were offered to the packer
+  PackDictionaryConstSharedPtr dictionary_;
 };
 
 }  // namespace cache

@@ -39,6 +39,8 @@ void ThreadSafeStore::refreshGaugesLocked() {
   stats_.overhead_bytes.store(overhead_bytes_ + map_bytes + indexer_.overheadBytes(), std::memory_order_relaxed);
   stats_.history_events.store(history_.size(), std::memory_order_relaxed);
   stats_.history_json_bytes.store(history_.retainedJsonBytes(), std::memory_order_relaxed);
+  stats_.history_packed_bytes.store(history_.packedBytes(), std::memory_order_relaxed);
+  stats_.history_packed_versions.store(history_.packedVersions(), std::memory_order_relaxed);
   stats_.history_evictions_total.store(history_.evictedTotal(), std::memory_order_relaxed);
 }
 
@@ -144,6 +146,20 @@ size_t ThreadSafeStore::evictExpiredHistory() {
   return evicted;
 }
 
+size_t ThreadSafeStore::packHistory(size_t max_versions) {
+  std::lock_guard pack_lock(pack_mu_);
+  PackBatch batch;
+  {
+    std::shared_lock lock(mu_);
+    batch = history_.packBatch(max_versions);
+  }
+  batch.pack();
+  std::unique_lock lock(mu_);
+  history_.applyPacked(batch);
+  refreshGaugesLocked();
+  return batch.jobs.size();
+}
+
 ObjectConstSharedPtr ThreadSafeStore::get(std::string_view key) const {
   std::shared_lock lock(mu_);
   return objects_.get(key);
@@ -213,12 +229,13 @@ Result<SnapshotConstSharedPtr> ThreadSafeStore::snapshotAt(uint64_t rv) const {
   lock.unlock();
 
   // Undo the events after rv: each key goes back to its state before its first event.
+  // Only the first event of each key matters: only its previous version is unpacked.
   std::vector<std::pair<std::string, ObjectConstSharedPtr>> changes;
   std::unordered_set<std::string_view> seen;
-  for (const WatchEvent& event : *events) {
-    const std::string& key = event.object->key();
+  for (const HistoryEvent& event : *events) {
+    const std::string& key = event.object.key();
     if (!seen.insert(key).second) continue;
-    changes.emplace_back(key, event.prev_object);
+    changes.emplace_back(key, event.prev_object.get());
   }
   std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   SnapshotConstSharedPtr snapshot = Snapshot::withChanges(*base, rv, changes);
@@ -236,8 +253,16 @@ Result<HistoryCursor> ThreadSafeStore::watchCursor(uint64_t rv) const {
 }
 
 Result<void> ThreadSafeStore::readEvents(HistoryCursor& cursor, size_t max_events, std::vector<WatchEvent>& out) const {
-  std::shared_lock lock(mu_);
-  return history_.read(cursor, max_events, out);
+  std::vector<HistoryEvent> stored;
+  {
+    std::shared_lock lock(mu_);
+    auto result = history_.read(cursor, max_events, stored);
+    if (!result) return result;
+  }
+  // Packed versions inflate outside the lock, so a long resume never holds up the writer.
+  out.reserve(out.size() + stored.size());
+  for (const HistoryEvent& event : stored) out.push_back(event.unpack());
+  return {};
 }
 
 uint64_t ThreadSafeStore::oldestResumableRV() const {

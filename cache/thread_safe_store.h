@@ -58,6 +58,11 @@ class ThreadSafeStore {
   Result<void> bookmark(uint64_t rv);
   // Drops history older than its max age; returns how many events went.
   size_t evictExpiredHistory();
+  // Packs up to `max_versions` superseded versions in the history (issue #20): finds them
+  // under the shared lock, deflates them unlocked, swaps them in under the exclusive lock
+  // for as long as one pointer assignment per version takes. Returns how many were
+  // packed; call again while it returns max_versions. Any thread, one at a time.
+  size_t packHistory(size_t max_versions);
 
   // --- Readers ---
   // Readers that wait for an RV (R7) poll this on their own executor's timer
@@ -106,6 +111,7 @@ class ThreadSafeStore {
 
   // Lock order: mu_ before snapshot_mu_.
   mutable std::shared_mutex mu_;
+  std::mutex pack_mu_;  // one packHistory at a time (before mu_ in the lock order)
   ChunkedObjectMap objects_;  // guarded by mu_
   Indexer indexer_;           // guarded by mu_; always matches objects_
   EventHistory history_;      // guarded by mu_

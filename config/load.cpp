@@ -130,6 +130,7 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   }
   if (settings.http2) config.http2 = parseBool(*settings.http2);
   if (settings.gzip_loopback) config.gzip_loopback = parseBool(*settings.gzip_loopback);
+  if (settings.store_encoding) config.store_encoding = parseStoreEncoding(*settings.store_encoding);
   if (settings.http2_max_streams_per_connection) {
     config.http2_max_streams_per_connection = parseWholeNumber(*settings.http2_max_streams_per_connection);
     if (config.http2_max_streams_per_connection == 0 || config.http2_max_streams_per_connection > 0x7fffffff) {

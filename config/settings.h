@@ -95,6 +95,7 @@ struct Settings {
   std::optional<Setting> max_connections_per_client;
   std::optional<Setting> http2;
   std::optional<Setting> gzip_loopback;
+  std::optional<Setting> store_encoding;
   std::optional<Setting> http2_max_streams_per_connection;
   std::optional<std::vector<ResourceSetting>> resources;  // config file only
   std::optional<Setting> config_file;  // command line only
@@ -165,6 +166,7 @@ inline constexpr ScalarField kScalarFields[] = {
     {"max-connections-per-client", &Settings::max_connections_per_client, false, false},
     {"http2", &Settings::http2, false, true},
     {"gzip-loopback", &Settings::gzip_loopback, false, true},
+    {"store-encoding", &Settings::store_encoding, false, false},
     {"http2-max-streams-per-connection", &Settings::http2_max_streams_per_connection, false, false},
 };
 

@@ -91,6 +91,12 @@ LogFormat parseLogFormat(const Setting& setting) {
   fail(setting, "want text or json");
 }
 
+StoreEncoding parseStoreEncoding(const Setting& setting) {
+  if (setting.value == "plain") return StoreEncoding::Plain;
+  if (setting.value == "compressed") return StoreEncoding::Compressed;
+  fail(setting, "want plain or compressed");
+}
+
 Mode parseMode(const Setting& setting) {
   if (setting.value == "sidecar") return Mode::Sidecar;
   if (setting.value == "gateway") return Mode::Gateway;

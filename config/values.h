@@ -15,6 +15,7 @@ namespace config {
 
 ListenAddress parseListen(const Setting& setting);  // "host:port", "[::1]:port", ":port"
 LogFormat parseLogFormat(const Setting& setting);
+StoreEncoding parseStoreEncoding(const Setting& setting);
 Mode parseMode(const Setting& setting);
 ReadPolicy parseReadPolicy(const Setting& setting);
 int parseVerbosity(const Setting& setting);  // 0..9

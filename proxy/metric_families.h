@@ -148,6 +148,12 @@ inline constexpr Family kCacheWatchFramesEncoded{
 inline constexpr Family kCacheHistoryJsonBytes{
     "kube_cache_proxy_cache_history_json_bytes",
     "Bytes of JSON held only by the watch history window (old versions of objects).", Type::Gauge};
+inline constexpr Family kCacheHistoryPackedBytes{
+    "kube_cache_proxy_cache_history_packed_bytes",
+    "Heap bytes of the old versions the watch history keeps packed (--store-encoding compressed).", Type::Gauge};
+inline constexpr Family kCacheHistoryPackedVersions{
+    "kube_cache_proxy_cache_history_packed_versions",
+    "Old versions the watch history keeps packed (--store-encoding compressed).", Type::Gauge};
 inline constexpr Family kCacheSnapshotsBuilt{"kube_cache_proxy_cache_snapshots_built_total",
                                              "Snapshots built for reads (shared by the reads at one RV).",
                                              Type::Counter};

@@ -13,7 +13,10 @@ CacheBackgroundTasks::CacheBackgroundTasks(CacheBackgroundTasksOptions options, 
 CacheBackgroundTasks::~CacheBackgroundTasks() { stop(); }
 
 void CacheBackgroundTasks::start() {
-  if (options_.state_save_interval.count() <= 0 && options_.drift_check_interval.count() <= 0) return;
+  if (options_.state_save_interval.count() <= 0 && options_.drift_check_interval.count() <= 0 &&
+      !options_.pack_history) {
+    return;
+  }
   thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
 }
 
@@ -33,6 +36,7 @@ void CacheBackgroundTasks::run(std::stop_token stop) {
   const bool saving = options_.state_save_interval.count() > 0;
   const bool checking = options_.drift_check_interval.count() > 0;
   // Wake often enough for the shorter interval, but never spin.
+  // Packing every second keeps at most a second of old versions plain.
   std::chrono::milliseconds tick = std::chrono::seconds(1);
   if (saving) tick = std::min(tick, options_.state_save_interval);
   if (checking) tick = std::min(tick, options_.drift_check_interval);
@@ -42,6 +46,7 @@ void CacheBackgroundTasks::run(std::stop_token stop) {
   while (clock_.sleepFor(tick, stop)) {
     const auto informers = manager_.informers();
     const auto now = clock_.now();
+    if (options_.pack_history) packHistories(informers, stop);
     if (saving && now >= next_save) {
       saveAll(informers);
       next_save = clock_.now() + options_.state_save_interval;
@@ -66,6 +71,16 @@ void CacheBackgroundTasks::run(std::stop_token stop) {
       // A resource still catching up (or relisting) is not compared: it is expected to differ.
       if (informer->caughtUp()) checkDrift(*informer, tracked, stop);
       tracked.next_check = clock_.now() + options_.drift_check_interval;
+    }
+  }
+}
+
+void CacheBackgroundTasks::packHistories(const std::vector<std::shared_ptr<Informer>>& informers,
+                                         std::stop_token stop) {
+  // Batches bound how long the store's exclusive lock is held to swap them in.
+  constexpr size_t kBatch = 1024;
+  for (const auto& informer : informers) {
+    while (!stop.stop_requested() && informer->packHistory(kBatch) == kBatch) {
     }
   }
 }

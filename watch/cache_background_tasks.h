@@ -2,7 +2,9 @@
 // CacheBackgroundTasks: the periodic work on every running informer that is not the
 // reflector's (issue #7): saving its state for a warm restart (--state-save-interval)
 // and checking it for drift against the upstream (--drift-check-interval), repairing
-// drift with a relist. Either interval at zero turns that work off.
+// drift with a relist. Either interval at zero turns that work off. With pack_history
+// (--store-encoding compressed) it also packs each store's superseded versions every
+// tick (issue #20), so deflating them never delays the reflectors or the readers.
 //
 // Threading: its own thread; each drift check uses a ListerWatcher of its own per
 // informer (made by the same factory as the reflectors'), so it never shares the
@@ -24,6 +26,7 @@ namespace watch {
 struct CacheBackgroundTasksOptions {
   std::chrono::milliseconds state_save_interval{0};  // 0: saved only at shutdown (saveAll)
   std::chrono::milliseconds drift_check_interval{0};  // 0: no drift checks
+  bool pack_history = false;
   LogSink log;
 };
 
@@ -51,6 +54,7 @@ class CacheBackgroundTasks {
 
   void run(std::stop_token stop);
   void checkDrift(Informer& informer, Tracked& tracked, std::stop_token stop);
+  void packHistories(const std::vector<std::shared_ptr<Informer>>& informers, std::stop_token stop);
   void log(LogLevel level, const std::string& message) const;
 
   const CacheBackgroundTasksOptions options_;

@@ -103,6 +103,8 @@ class Informer final : public CachedResource {
   void requestRelist() { reflector_->requestRelist(); }
   // Writes the current state to state_dir; false when off, not synced or failed.
   bool saveState();
+  // Packs up to `max_versions` superseded versions in the store's history (issue #20).
+  size_t packHistory(size_t max_versions) { return store_.packHistory(max_versions); }
   // Null when state_dir is off.
   const ResourceStateStats* stateStats() const { return state_ ? &state_->stats() : nullptr; }
   DriftStats& driftStats() { return drift_stats_; }

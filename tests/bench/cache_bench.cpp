@@ -5,6 +5,8 @@
 //   cache_bench rss N [strip]   memory of a store holding N pods (one process per run)
 //   cache_bench ingest N        N rounds of parse + replace of the 10,000-pod list, for a
 //                               profiler (perf record -g cache_bench ingest 20)
+//   cache_bench pack            packing old versions (--store-encoding compressed): CPU per
+//                               pack and unpack, bytes kept per version
 #include <malloc.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +25,7 @@
 
 #include "cache/object_meta_parser.h"
 #include "cache/thread_safe_store.h"
+#include "cache/packed_object.h"
 #include "tests/bench/pod_generator.h"
 
 namespace {
@@ -252,7 +255,39 @@ int runIngest(int rounds) {
   return 0;
 }
 
+// What the history's packer does per superseded version: pack() against the resource's
+// dictionary (the first pod), and what a resume or Exact read does per version: unpack().
+int runPack() {
+  constexpr int kPods = 10000;
+  simdjson::padded_string body(bench::generatePodList(0, kPods, 900000, kPods));
+  cache::ObjectMetaParser parser(podParserOptions(false));
+  auto list = parser.parseList(simdjson::padded_string_view(body));
+  if (!list) return 1;
+  const auto& pods = list->items;
+  auto dictionary = std::make_shared<const cache::PackDictionary>(pods.front()->bytes());
+  std::vector<cache::PackedObjectConstSharedPtr> packed(pods.size());
+  const double pack = bestSeconds(5, [&] {
+    for (size_t i = 0; i < pods.size(); ++i) packed[i] = cache::PackedObject::pack(*pods[i], dictionary);
+  });
+  size_t unpacked_bytes = 0;
+  const double unpack = bestSeconds(5, [&] {
+    for (const auto& p : packed) unpacked_bytes += p->unpack()->bytes().size();
+  });
+  double plain = 0, kept = 0, json = 0;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    json += static_cast<double>(pods[i]->bytes().size());
+    plain += static_cast<double>(pods[i]->bytes().size() + pods[i]->overheadBytes());
+    kept += static_cast<double>(packed[i]->heapBytes());
+  }
+  std::printf("%d generated pods, %.0f JSON bytes each: pack %.1f us (%.0f MB/s), unpack %.1f us (%.0f MB/s) per "
+              "version; kept %.0f bytes per version vs %.0f plain with its metadata (%.1fx)\n",
+              kPods, json / kPods, pack * 1e6 / kPods, json / 1e6 / pack, unpack * 1e6 / kPods, json / 1e6 / unpack,
+              kept / kPods, plain / kPods, plain / kept);
+  return unpacked_bytes > 0 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "pack") return runPack();
   if (argc >= 3 && std::string(argv[1]) == "ingest") return runIngest(std::atoi(argv[2]));
   if (argc >= 3 && std::string(argv[1]) == "rss") return runRss(std::atoi(argv[2]), argc >= 4 && std::string(argv[3]) == "strip");
   // Each memory run is a fresh process so earlier allocations do not blur its RSS.

@@ -297,6 +297,54 @@ class CachedWatchTest(unittest.TestCase):
         # created pods plus a constant, not 50 copies.
         self.assertLess(harness.rss_kib(slow_proxy.pid) - rss_before, 64 * 1024 + 2 * created * 100)
 
+    def history_gauges(self):
+        """The pod cache's history gauges: (packed versions, plain JSON bytes)."""
+        status, _, body = harness.http_get(self.proxy.host, self.proxy.port, "/metrics")
+        self.assertEqual(status, 200)
+        values = {}
+        for line in body.decode().splitlines():
+            m = re.match(r'^(kube_cache_proxy_cache_history_\w+)\{[^}]*resource="pods"[^}]*\} (\S+)$', line)
+            if m:
+                values[m.group(1)] = float(m.group(2))
+        return (values.get("kube_cache_proxy_cache_history_packed_versions", 0),
+                values.get("kube_cache_proxy_cache_history_json_bytes", 0))
+
+    def test_w4_w10_r3_resumes_and_exact_reads_from_packed_versions_equal_the_upstream(self):
+        # --store-encoding compressed (the default) packs superseded versions in the
+        # background (issue #20); what a resume or an Exact read returns must not change.
+        self.sync_proxy()
+        list_rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
+        rvs = []
+        for i in range(6):
+            rvs.append(patch_labels(self.upstream, "a", "web-1", {"app": "web" if i % 2 else "db", "step": str(i)})
+                       ["metadata"]["resourceVersion"])
+            patch_labels(self.upstream, "b", "web-2", {"app": "web", "step": str(i)})
+        status, _ = clients.request(self.upstream + "/api/v1/namespaces/a/pods/db-1", "DELETE")
+        self.assertEqual(status, 200)
+        # 12 patches and a delete supersede 12 + 1 versions and leave one deleted state.
+        harness.wait_for(lambda: self.history_gauges() == (14, 0), timeout=15,
+                         message="the proxy packed every superseded pod version")
+        for path in ("/api/v1/pods?watch=1&resourceVersion=" + list_rv,
+                     "/api/v1/namespaces/a/pods?watch=1&labelSelector=app%3Dweb&resourceVersion=" + list_rv):
+            up, px = self.both(path)
+            want = 13 if "labelSelector" not in path else 6  # web-1 leaves and enters 3 times each
+            for s in (up, px):
+                s.wait(lambda ev: len(ev) >= want)
+            self.assertEqual(px.raw, up.raw, path)
+        for rv in (list_rv, rvs[2], rvs[4]):
+            path = "/api/v1/pods?resourceVersion=%s&resourceVersionMatch=Exact" % rv
+            self.assertEqual(clients.request("http://127.0.0.1:%d%s" % (self.proxy.port, path)),
+                             clients.request(self.upstream + path), path)
+
+    def test_plain_store_encoding_packs_nothing(self):
+        proxy = start_proxy(self.processes, self.upstream, "--cache", "pods", "--store-encoding", "plain")
+        self.sync_proxy()
+        patch_labels(self.upstream, "a", "web-1", {"app": "web", "step": "plain"})
+        self.proxy = proxy
+        harness.wait_for(lambda: self.history_gauges()[1] > 0, timeout=10, message="the old version in the history")
+        harness.wait_for(lambda: harness.http_get(proxy.host, proxy.port, "/readyz")[0] == 200, timeout=5)
+        self.assertEqual(self.history_gauges()[0], 0)
+
     def test_stop_ends_cached_watches_with_the_terminating_chunk(self):
         s = self.watch(self.proxy.port, "/api/v1/pods?watch=1")
         s.wait(lambda ev: len(ev) >= 3)

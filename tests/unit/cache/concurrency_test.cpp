@@ -80,3 +80,70 @@ TEST_CASE("Readers see whole writes while one writer applies events and relists"
 }
 
 }  // namespace cache
+
+namespace cache {
+
+TEST_CASE("Packing the history races neither the writer nor readers resuming and reading at old RVs") {
+  testing::FakeClock clock;
+  ThreadSafeStore store(StoreOptions{}, clock);
+  constexpr uint64_t kBase = 1000;
+  constexpr int kKeys = 20;
+  constexpr int kWrites = 1200;
+  std::vector<ObjectConstSharedPtr> initial;
+  for (int k = 0; k < kKeys; ++k) initial.push_back(testing::makePod("ns", "p" + std::to_string(10 + k), kBase - 1));
+  REQUIRE(store.replace(initial, kBase).has_value());
+  // Built before the race: the writer, the packer and the readers share only the store.
+  std::vector<ObjectConstSharedPtr> versions;
+  for (int i = 1; i <= kWrites; ++i) {
+    versions.push_back(testing::makePod("ns", "p" + std::to_string(10 + i % kKeys), kBase + i, {{"i", std::to_string(i)}}));
+  }
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::atomic<long> packed{0};
+
+  std::jthread packer([&] {
+    while (!done.load()) packed += static_cast<long>(store.packHistory(16));
+  });
+  auto reader = [&](unsigned seed) {
+    std::mt19937_64 random(seed);
+    while (!done.load()) {
+      const uint64_t current = store.currentRV();
+      const uint64_t rv = kBase + random() % (current - kBase + 1);
+      // A resume from rv: consecutive RVs, each a change of the key its previous version had.
+      auto cursor = store.watchCursor(rv);
+      if (cursor) {
+        std::vector<WatchEvent> events;
+        if (store.readEvents(*cursor, 64, events)) {
+          uint64_t want = rv + 1;
+          for (const auto& e : events) {
+            if (e.resource_version != want++ || e.object->resourceVersion() != e.resource_version ||
+                !e.prev_object || e.prev_object->key() != e.object->key() ||
+                e.prev_object->resourceVersion() >= e.resource_version) {
+              ++failures;
+            }
+          }
+        }
+      }
+      // The state at rv: every key once, none newer than rv.
+      if (auto snapshot = store.snapshotAt(rv)) {
+        const auto items = (*snapshot)->list({}).items;
+        if (items.size() != kKeys) ++failures;
+        for (const auto& o : items) failures += o->resourceVersion() > rv ? 1 : 0;
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> readers;
+    for (unsigned r = 0; r < 2; ++r) readers.emplace_back(reader, r);
+    for (const auto& v : versions) REQUIRE(store.apply(EventType::Modified, v).has_value());
+    while (store.packHistory(SIZE_MAX) > 0) {
+    }
+    done = true;
+  }
+  packer.join();
+  CHECK(failures.load() == 0);
+  CHECK(store.stats().history_packed_versions.load() == kWrites);
+  MESSAGE(packed.load() << " versions packed during the race");
+}
+
+}  // namespace cache

@@ -1,0 +1,155 @@
+// PackedObject: old versions kept deflated against a preset dictionary (issue #20).
+#include "cache/packed_object.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cache/object_meta_parser.h"
+#include "tests/unit/cache/doctest_string_view.h"
+#include "tests/unit/cache/test_objects.h"
+#include "tests/unit/cache/test_protobuf_objects.h"
+
+namespace cache {
+namespace {
+
+std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string fixturesDir() {
+  if (const char* env = std::getenv("KCP_FIXTURES_DIR"); env && *env) return env;
+  return KCP_FIXTURES_DIR;
+}
+
+// A pod shaped like a controller's: labels, owner, two containers with env and probes.
+std::string realisticPod(const std::string& name, uint64_t rv) {
+  std::string containers;
+  for (const char* c : {"app", "sidecar"}) {
+    if (!containers.empty()) containers += ",";
+    containers += std::string(R"({"name":")") + c + R"(","image":"registry.example/)" + c +
+                  R"(:1.2.3","env":[{"name":"POD_NAME","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}},)"
+                  R"({"name":"LOG_LEVEL","value":"info"}],"resources":{"requests":{"cpu":"100m","memory":"128Mi"}},)"
+                  R"("readinessProbe":{"httpGet":{"path":"/healthz","port":8080},"periodSeconds":10},)"
+                  R"("terminationMessagePath":"/dev/termination-log","imagePullPolicy":"IfNotPresent"})";
+  }
+  return R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":")" + name +
+         R"(","namespace":"web","uid":"8a1b2c3d-0000-4000-8000-)" + std::to_string(100000000000 + rv) +
+         R"(","resourceVersion":")" + std::to_string(rv) +
+         R"(","labels":{"app":"web","pod-template-hash":"7d9f8c6b5"},"ownerReferences":[{"apiVersion":"apps/v1",)"
+         R"("kind":"ReplicaSet","name":"web-7d9f8c6b5","uid":"11111111-2222-4333-8444-555555555555","controller":true}]},)"
+         R"("spec":{"containers":[)" +
+         containers + R"(],"nodeName":"node-)" + std::to_string(rv % 7) +
+         R"(","restartPolicy":"Always","schedulerName":"default-scheduler"},"status":{"phase":"Running","podIP":"10.0.)" +
+         std::to_string(rv % 250) + R"(.7"}})";
+}
+
+ObjectConstSharedPtr parse(const std::string& json) {
+  static ObjectMetaParser parser(ParserOptions{.field_spec = testing::podFields()});
+  auto object = parser.parseObject(json);
+  REQUIRE(object.has_value());
+  return *object;
+}
+
+void checkSame(const Object& a, const Object& b) {
+  CHECK(a.bytes() == b.bytes());
+  CHECK(a.key() == b.key());
+  CHECK(a.resourceVersion() == b.resourceVersion());
+  CHECK(a.encoding() == b.encoding());
+  CHECK(a.uid() == b.uid());
+  CHECK(a.metadataBytes() == b.metadataBytes());
+  CHECK(a.meta().namespace_name == b.meta().namespace_name);
+  CHECK(a.meta().name == b.meta().name);
+  CHECK(a.meta().generation == b.meta().generation);
+  CHECK(a.meta().has_deletion_timestamp == b.meta().has_deletion_timestamp);
+  CHECK(a.meta().labels == b.meta().labels);
+  CHECK(a.meta().fields == b.meta().fields);
+  CHECK(a.meta().index_values == b.meta().index_values);
+  CHECK(a.overheadBytes() == b.overheadBytes());
+  std::string without_a, without_b;
+  a.appendWithoutTypeMeta(without_a);
+  b.appendWithoutTypeMeta(without_b);
+  CHECK(without_a == without_b);
+}
+
+}  // namespace
+
+TEST_CASE("A packed version unpacks to the same bytes, metadata and layout") {
+  auto dictionary = std::make_shared<const PackDictionary>(parse(realisticPod("web-0", 1))->bytes());
+  auto pod = parse(realisticPod("web-1", 2));
+  auto packed = PackedObject::pack(*pod, dictionary);
+  CHECK(packed->key() == "web/web-1");
+  CHECK(packed->resourceVersion() == 2);
+  CHECK(packed->plainSize() == pod->bytes().size());
+  checkSame(*packed->unpack(), *pod);
+  // Unpacked twice, the same again: the state lives in the packed bytes only.
+  checkSame(*packed->unpack(), *pod);
+  // A withResourceVersion() of the unpacked object edits the right bytes (DELETED events).
+  CHECK(packed->unpack()->withResourceVersion(9)->bytes() == pod->withResourceVersion(9)->bytes());
+}
+
+TEST_CASE("The dictionary is what makes one object small") {
+  const auto pod = parse(realisticPod("web-1", 2));
+  const auto with = PackedObject::pack(*pod, std::make_shared<const PackDictionary>(realisticPod("web-0", 1)));
+  const auto without = PackedObject::pack(*pod, nullptr);
+  MESSAGE(pod->bytes().size() << " bytes: " << with->heapBytes() << " packed with a dictionary, "
+                              << without->heapBytes() << " without");
+  CHECK(with->heapBytes() * 2 < without->heapBytes());
+  CHECK(with->heapBytes() * 3 < pod->bytes().size() + pod->overheadBytes());
+  checkSame(*without->unpack(), *pod);
+}
+
+TEST_CASE("A dictionary keeps only the last 32 KiB of its sample, as far as deflate looks back") {
+  const std::string sample(100000, 'x');
+  PackDictionary dictionary(sample + "tail");
+  CHECK(dictionary.bytes().size() == PackDictionary::kMaxBytes);
+  CHECK(dictionary.bytes().ends_with("xtail"));
+  const std::string big = realisticPod("web-2", 3);
+  auto pod = parse(big);
+  checkSame(*PackedObject::pack(*pod, std::make_shared<const PackDictionary>(sample))->unpack(), *pod);
+}
+
+TEST_CASE("Protobuf objects pack and unpack alike") {
+  auto pod = testing::makeProtobufPod("web-1", "17");
+  auto packed = PackedObject::pack(*pod, std::make_shared<const PackDictionary>(testing::makeProtobufPod("web-0", "5")->bytes()));
+  checkSame(*packed->unpack(), *pod);
+  CHECK(packed->unpack()->encoding() == Encoding::Protobuf);
+}
+
+TEST_CASE("Every object of the API type corpus survives packing byte for byte") {
+  const std::filesystem::path dir = fixturesDir();
+  if (dir.empty() || !std::filesystem::is_directory(dir)) {
+    MESSAGE("fixture corpus not configured (KCP_FIXTURES_DIR); skipped");
+    return;
+  }
+  ObjectMetaParser parser(ParserOptions{.field_spec = testing::podFields()});
+  PackDictionaryConstSharedPtr dictionary;
+  size_t objects = 0, plain = 0, packed_bytes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    std::string json = readFile(entry.path());
+    const std::string placeholder = R"("resourceVersion": "resourceVersionValue")";
+    const size_t at = json.find(placeholder);
+    if (at == std::string::npos) continue;
+    json.replace(at, placeholder.size(), R"("resourceVersion": "4242")");
+    auto object = parser.parseObject(json);
+    if (!object) continue;
+    CAPTURE(entry.path().filename().string());
+    if (!dictionary) dictionary = std::make_shared<const PackDictionary>((*object)->bytes());
+    auto packed = PackedObject::pack(**object, dictionary);
+    checkSame(*packed->unpack(), **object);
+    ++objects;
+    plain += (*object)->bytes().size();
+    packed_bytes += packed->heapBytes();
+  }
+  MESSAGE(objects << " objects, " << plain << " bytes, " << packed_bytes << " packed (with their metadata)");
+  CHECK(objects > 100);
+  CHECK(packed_bytes < plain);
+}
+
+}  // namespace cache
