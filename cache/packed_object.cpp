@@ -2,7 +2,10 @@
 
 #include <zlib.h>
 
+#include <array>
+#include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -35,6 +38,13 @@ struct Inflater {
 };
 
 Bytef* bytef(const char* p) { return reinterpret_cast<Bytef*>(const_cast<char*>(p)); }
+
+// Guards PackedObject::unpacked_: a mutex per version would cost 40 bytes each, and
+// readers only hold one for a weak_ptr copy.
+std::mutex& unpackedStripe(const void* p) {
+  static std::array<std::mutex, 64> stripes;
+  return stripes[(reinterpret_cast<uintptr_t>(p) >> 6) % stripes.size()];
+}
 
 // The metadata sets after the object's bytes: per set a count, then length-prefixed
 // keys and values (native-endian uint32: the bytes never leave this process).
@@ -129,6 +139,19 @@ PackedObjectConstSharedPtr PackedObject::pack(const Object& object, PackDictiona
 }
 
 ObjectConstSharedPtr PackedObject::unpack() const {
+  std::mutex& stripe = unpackedStripe(this);
+  {
+    std::lock_guard lock(stripe);
+    if (auto object = unpacked_.lock()) return object;
+  }
+  ObjectConstSharedPtr object = inflateObject();
+  std::lock_guard lock(stripe);
+  if (auto raced = unpacked_.lock()) return raced;  // another reader inflated it meanwhile
+  unpacked_ = object;
+  return object;
+}
+
+ObjectConstSharedPtr PackedObject::inflateObject() const {
   thread_local Inflater inflater;
   thread_local std::string plain;
   z_stream& z = inflater.z;

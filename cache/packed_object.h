@@ -49,7 +49,10 @@ class PackedObject {
   PackedObject(PassKey, const Object& object, std::string_view deflated, uint32_t meta_size,
                PackDictionaryConstSharedPtr dictionary);
 
-  // A new Object equal to the packed one: same bytes, metadata and layout.
+  // An Object equal to the packed one: same bytes, metadata and layout. While a reader
+  // still holds the one unpacked last, others get that one: a resume meets most versions
+  // twice (one event's object is the next one's prev_object), and watchers resuming
+  // together share their copies instead of inflating and holding one each.
   ObjectConstSharedPtr unpack() const;
 
   const std::string& key() const { return key_; }
@@ -70,6 +73,9 @@ class PackedObject {
   bool has_deletion_timestamp_;
   std::unique_ptr<char[]> deflated_;
   PackDictionaryConstSharedPtr dictionary_;
+  mutable std::weak_ptr<const Object> unpacked_;  // guarded by a lock stripe (packed_object.cpp)
+
+  ObjectConstSharedPtr inflateObject() const;
 };
 
 }  // namespace cache

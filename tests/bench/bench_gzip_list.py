@@ -110,21 +110,33 @@ def measure_churn(proxies, base):
               "included), RSS %.1f MB" % (label, sorted(samples)[5] * 1000, cpu * 1000, rss_mb(px.pid)))
 
 
+def loaded_apiserver(procs, pods):
+    """A test apiserver holding `pods` realistic pods; returns its URL."""
+    api = clients.start_apiserver(procs, "--enable-control")
+    base = "http://127.0.0.1:%d" % api.port
+    clients.control(base, "/control/load?resource=pods&count=%d&namespaces=10&nodes=50" % pods)
+    return base
+
+
+def start_proxy(procs, binary, base, args):
+    """A proxy of `binary` in front of `base`, once it is ready."""
+    px = procs.start([binary, "--listen", "127.0.0.1:0", "--upstream", base] + args)
+    harness.wait_for(lambda: harness.http_get("127.0.0.1", px.port, "/readyz")[0] == 200, timeout=60,
+                     interval=0.1, message="proxy ready")
+    return px
+
+
 def main():
     before_bin = sys.argv[1]
     procs = harness.Processes()
     try:
-        api = clients.start_apiserver(procs, "--enable-control")
-        base = "http://127.0.0.1:%d" % api.port
-        clients.control(base, "/control/load?resource=pods&count=%d&namespaces=10&nodes=50" % PODS)
+        base = loaded_apiserver(procs, PODS)
         proxies = []
         # "after" compresses for loopback clients (--gzip-loopback) to measure the kept runs;
         # "sidecar" is the default, which answers its loopback clients plain.
         for label, binary, extra in (("before", before_bin, []), ("after", harness.PROXY_BIN, ["--gzip-loopback"]),
                                      ("sidecar", harness.PROXY_BIN, [])):
-            px = procs.start([binary, "--listen", "127.0.0.1:0", "--upstream", base, "--cache", "pods"] + extra)
-            harness.wait_for(lambda: harness.http_get("127.0.0.1", px.port, "/readyz")[0] == 200, timeout=60,
-                             interval=0.1, message="proxy ready")
+            px = start_proxy(procs, binary, base, ["--cache", "pods"] + extra)
             harness.wait_for(lambda: served_from_cache(px), timeout=30, interval=0.2, message="served from the cache")
             proxies.append((label, px))
         print("LIST of %d pods at RV=0, curl, median of %d" % (PODS, RUNS))

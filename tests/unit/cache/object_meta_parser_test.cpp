@@ -8,10 +8,14 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/cache/doctest_string_view.h"
+#include "tests/unit/cache/fixture_files.h"
 #include <simdjson.h>
 
 namespace cache {
 namespace {
+
+using testing::fixturesDir;
+using testing::readFile;
 
 std::shared_ptr<const FieldSpec> podFieldSpec() {
   auto spec = std::make_shared<FieldSpec>();
@@ -31,18 +35,6 @@ bool reparses(std::string_view json) {
   simdjson::dom::parser parser;
   simdjson::padded_string padded(json);
   return parser.parse(padded).error() == simdjson::SUCCESS;
-}
-
-std::string readFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-std::string fixturesDir() {
-  if (const char* env = std::getenv("KCP_FIXTURES_DIR"); env && *env) return env;
-  return KCP_FIXTURES_DIR;
 }
 
 }  // namespace

@@ -9,23 +9,15 @@
 
 #include "cache/object_meta_parser.h"
 #include "tests/unit/cache/doctest_string_view.h"
+#include "tests/unit/cache/fixture_files.h"
 #include "tests/unit/cache/test_objects.h"
 #include "tests/unit/cache/test_protobuf_objects.h"
 
 namespace cache {
 namespace {
 
-std::string readFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-std::string fixturesDir() {
-  if (const char* env = std::getenv("KCP_FIXTURES_DIR"); env && *env) return env;
-  return KCP_FIXTURES_DIR;
-}
+using testing::fixturesDir;
+using testing::readFile;
 
 // A pod shaped like a controller's: labels, owner, two containers with env and probes.
 std::string realisticPod(const std::string& name, uint64_t rv) {
@@ -91,6 +83,15 @@ TEST_CASE("A packed version unpacks to the same bytes, metadata and layout") {
   checkSame(*packed->unpack(), *pod);
   // A withResourceVersion() of the unpacked object edits the right bytes (DELETED events).
   CHECK(packed->unpack()->withResourceVersion(9)->bytes() == pod->withResourceVersion(9)->bytes());
+}
+
+TEST_CASE("Readers share one unpacked object while any of them holds it") {
+  auto packed = PackedObject::pack(*parse(realisticPod("web-1", 2)), nullptr);
+  auto first = packed->unpack();
+  CHECK(packed->unpack() == first);  // a resume meets a version as one event's object and the next's prev
+  first.reset();
+  // Nobody holds it: inflated again, equal.
+  CHECK(packed->unpack()->bytes() == parse(realisticPod("web-1", 2))->bytes());
 }
 
 TEST_CASE("The dictionary is what makes one object small") {
