@@ -2,7 +2,8 @@
 // pods (see docs/design/store.md for results). Usage:
 //   cache_bench                 all throughput benchmarks, then memory at 10k/100k pods
 //   cache_bench throughput      only the throughput benchmarks
-//   cache_bench rss N [strip]   memory of a store holding N pods (one process per run)
+//   cache_bench rss N [strip|fixture]  memory of a store holding N pods (one process per
+//                               run); fixture: pods made from the API fixtures' Pod
 //   cache_bench ingest N        N rounds of parse + replace of the 10,000-pod list, for a
 //                               profiler (perf record -g cache_bench ingest 20)
 //   cache_bench pack            packing old versions (--store-encoding compressed): CPU per
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,6 +28,7 @@
 #include "cache/object_meta_parser.h"
 #include "cache/thread_safe_store.h"
 #include "cache/packed_object.h"
+#include "tests/bench/fixture_pods.h"
 #include "tests/bench/pod_generator.h"
 
 namespace {
@@ -88,7 +91,13 @@ cache::ParserOptions podParserOptions(bool strip) {
   return cache::ParserOptions{.field_spec = podFields(), .strip_managed_fields = strip, .kind = "Pod", .api_version = "v1"};
 }
 
-int runRss(int pods, bool strip) {
+int runRss(int pods, bool strip, bool fixture) {
+  std::string fixture_json;
+  if (fixture) {
+    std::ifstream in(bench::fixturePodPath(), std::ios::binary);
+    fixture_json.assign(std::istreambuf_iterator<char>(in), {});
+    if (fixture_json.empty()) return std::fprintf(stderr, "no fixture at %s\n", bench::fixturePodPath().c_str()), 1;
+  }
   const long baseline = rssKiB();
   cache::ThreadSafeStore store(podStoreOptions(), cache::RealClock::instance());
   std::vector<cache::ObjectConstSharedPtr> items;
@@ -97,7 +106,9 @@ int runRss(int pods, bool strip) {
     cache::ObjectMetaParser parser(podParserOptions(strip));
     constexpr int kBatch = 10000;
     for (int first = 0; first < pods; first += kBatch) {
-      simdjson::padded_string body(bench::generatePodList(first, std::min(kBatch, pods - first), 900000, pods));
+      const int count = std::min(kBatch, pods - first);
+      simdjson::padded_string body(fixture ? bench::fixturePodList(fixture_json, first, count, 900000)
+                                           : bench::generatePodList(first, count, 900000, pods));
       auto list = parser.parseList(simdjson::padded_string_view(body));
       if (!list) return std::fprintf(stderr, "parse: %s\n", list.error().message.c_str()), 1;
       for (auto& item : list->items) items.push_back(std::move(item));
@@ -111,7 +122,8 @@ int runRss(int pods, bool strip) {
   const double json_mb = static_cast<double>(stats.json_bytes) / 1048576.0;
   const double delta_mb = static_cast<double>(rss - baseline) / 1024.0;
   const double rss_mb = static_cast<double>(rss) / 1024.0;
-  std::printf("| %d | %s | %.1f | %.1f | %.1f | %.3f | %.1f | %s |\n", pods, strip ? "yes" : "no", json_mb,
+  std::printf("| %d%s | %s | %.1f | %.1f | %.1f | %.3f | %.1f | %s |\n", pods, fixture ? " fixture" : "",
+              strip ? "yes" : "no", json_mb,
               static_cast<double>(stats.overhead_bytes) / 1048576.0, delta_mb, delta_mb / json_mb, rss_mb,
               rss_mb <= 1.2 * json_mb + 20.0 ? "yes" : "NO");
   return 0;
@@ -289,7 +301,10 @@ int runPack() {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "pack") return runPack();
   if (argc >= 3 && std::string(argv[1]) == "ingest") return runIngest(std::atoi(argv[2]));
-  if (argc >= 3 && std::string(argv[1]) == "rss") return runRss(std::atoi(argv[2]), argc >= 4 && std::string(argv[3]) == "strip");
+  if (argc >= 3 && std::string(argv[1]) == "rss") {
+    const std::string variant = argc >= 4 ? argv[3] : "";
+    return runRss(std::atoi(argv[2]), variant == "strip", variant == "fixture");
+  }
   // Each memory run is a fresh process so earlier allocations do not blur its RSS.
   std::string self(4096, '\0');
   const ssize_t length = readlink("/proc/self/exe", self.data(), self.size() - 1);
