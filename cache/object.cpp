@@ -63,11 +63,17 @@ ObjectConstSharedPtr Object::create(ObjectMeta&& meta, std::string_view source, 
   return build(std::move(meta), source, edits, layout, encoding);
 }
 
+ObjectConstSharedPtr Object::createWeaklyReferenced(ObjectMeta&& meta, std::string_view source, ObjectLayout layout,
+                                                    Encoding encoding) {
+  return build(std::move(meta), source, {}, layout, encoding, true);
+}
+
 std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
-                                      ObjectLayout layout, Encoding encoding) {
+                                      ObjectLayout layout, Encoding encoding, bool separate_control_block) {
   size_t size = source.size();
   for (const auto& edit : edits) size = size - edit.range.size() + edit.text.size();
-  auto object = std::make_shared<Object>(PassKey{}, std::move(meta), size);
+  auto object = separate_control_block ? std::shared_ptr<Object>(new Object(PassKey{}, std::move(meta), size))
+                                       : std::make_shared<Object>(PassKey{}, std::move(meta), size);
   char* const base = object->buffer_.get();
   char* out = base;
   // Callers splice at most kMaxEdits ranges (type meta, managedFields, the RV digits).

@@ -83,6 +83,11 @@ class Object : public std::enable_shared_from_this<Object> {
   // moved along with the bytes.
   static ObjectConstSharedPtr create(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
                                      ObjectLayout layout, Encoding encoding = Encoding::Json);
+  // The same, with the shared_ptr's control block allocated apart from the Object: a
+  // weak_ptr that outlives the object then pins 32 bytes instead of the whole struct
+  // (PackedObject remembers the object it unpacked last this way).
+  static ObjectConstSharedPtr createWeaklyReferenced(ObjectMeta&& meta, std::string_view source, ObjectLayout layout,
+                                                     Encoding encoding);
 
   Object(PassKey, ObjectMeta&& meta, size_t size);
   Object(const Object&) = delete;
@@ -115,7 +120,7 @@ class Object : public std::enable_shared_from_this<Object> {
 
  private:
   static std::shared_ptr<Object> build(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
-                                       ObjectLayout layout, Encoding encoding);
+                                       ObjectLayout layout, Encoding encoding, bool separate_control_block = false);
   ObjectConstSharedPtr protobufWithResourceVersion(uint64_t rv) const;
 
   ObjectMeta meta_;

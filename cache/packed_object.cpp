@@ -183,7 +183,8 @@ ObjectConstSharedPtr PackedObject::inflateObject() const {
   meta.labels = reader.pairs();
   meta.fields = reader.pairs();
   meta.index_values = reader.pairs();
-  return Object::create(std::move(meta), std::string_view(plain).substr(0, plain_size_), {}, layout_, encoding_);
+  return Object::createWeaklyReferenced(std::move(meta), std::string_view(plain).substr(0, plain_size_), layout_,
+                                        encoding_);
 }
 
 }  // namespace cache

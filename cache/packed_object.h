@@ -73,7 +73,9 @@ class PackedObject {
   bool has_deletion_timestamp_;
   std::unique_ptr<char[]> deflated_;
   PackDictionaryConstSharedPtr dictionary_;
-  mutable std::weak_ptr<const Object> unpacked_;  // guarded by a lock stripe (packed_object.cpp)
+  // Guarded by a lock stripe (packed_object.cpp). Once the object is gone this pins only
+  // its control block (Object::createWeaklyReferenced): 32 bytes.
+  mutable std::weak_ptr<const Object> unpacked_;
 
   ObjectConstSharedPtr inflateObject() const;
 };

@@ -309,11 +309,12 @@ class CachedWatchTest(unittest.TestCase):
         return (values.get("kube_cache_proxy_cache_history_packed_versions", 0),
                 values.get("kube_cache_proxy_cache_history_json_bytes", 0))
 
-    def test_w4_w10_r3_resumes_and_exact_reads_from_packed_versions_equal_the_upstream(self):
+    def test_w4_w10_r3_p1_resumes_exact_reads_and_pages_from_packed_versions_equal_the_upstream(self):
         # --store-encoding compressed (the default) packs superseded versions in the
         # background (issue #20); what a resume or an Exact read returns must not change.
         self.sync_proxy()
         list_rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]
+        first_page = json.loads(clients.request("http://127.0.0.1:%d/api/v1/pods?limit=1" % self.proxy.port)[1])
         rvs = []
         for i in range(6):
             rvs.append(patch_labels(self.upstream, "a", "web-1", {"app": "web" if i % 2 else "db", "step": str(i)})
@@ -335,6 +336,10 @@ class CachedWatchTest(unittest.TestCase):
             path = "/api/v1/pods?resourceVersion=%s&resourceVersionMatch=Exact" % rv
             self.assertEqual(clients.request("http://127.0.0.1:%d%s" % (self.proxy.port, path)),
                              clients.request(self.upstream + path), path)
+        # The rest of a paginated LIST started before the changes (P1): its snapshot too.
+        path = "/api/v1/pods?limit=1&continue=" + first_page["metadata"]["continue"]
+        self.assertEqual(clients.request("http://127.0.0.1:%d%s" % (self.proxy.port, path)),
+                         clients.request(self.upstream + path), path)
 
     def test_plain_store_encoding_packs_nothing(self):
         proxy = start_proxy(self.processes, self.upstream, "--cache", "pods", "--store-encoding", "plain")
