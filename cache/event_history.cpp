@@ -135,14 +135,6 @@ Result<void> EventHistory::read(HistoryCursor& cursor, size_t max_events, std::v
   return {};
 }
 
-Result<void> EventHistory::read(HistoryCursor& cursor, size_t max_events, std::vector<WatchEvent>& out) const {
-  std::vector<HistoryEvent> stored;
-  auto result = read(cursor, max_events, stored);
-  if (!result) return result;
-  for (const HistoryEvent& event : stored) out.push_back(event.unpack());
-  return {};
-}
-
 PackBatch EventHistory::packBatch(size_t max_jobs) const {
   PackBatch batch;
   batch.dictionary = dictionary_;

@@ -49,7 +49,7 @@ struct HistoryObject {
 
   explicit operator bool() const { return plain || packed; }
   const std::string& key() const { return plain ? plain->key() : packed->key(); }
-  // The object, inflated when packed (a new Object each time).
+  // The object; when packed, unpacked (PackedObject::unpack shares one while it is held).
   ObjectConstSharedPtr get() const { return plain ? plain : packed ? packed->unpack() : nullptr; }
 };
 
@@ -117,9 +117,8 @@ class EventHistory {
   Result<HistoryCursor> cursorAfter(uint64_t rv) const;
   // Copies up to `max_events` events from `cursor` into `out` and advances it; Expired
   // when the cursor's events were evicted meanwhile.
+  // The events are as stored: the caller unpacks them (HistoryEvent::unpack) after unlocking.
   Result<void> read(HistoryCursor& cursor, size_t max_events, std::vector<HistoryEvent>& out) const;
-  // The same, unpacked (for callers that hold no lock worth releasing first).
-  Result<void> read(HistoryCursor& cursor, size_t max_events, std::vector<WatchEvent>& out) const;
   // The events with RV > rv, for undoing them (historical snapshots). Expired as above.
   Result<std::vector<HistoryEvent>> eventsAfter(uint64_t rv) const;
 

@@ -5,8 +5,8 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
-#include <mutex>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <vector>
 

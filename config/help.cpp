@@ -97,7 +97,7 @@ constexpr const char* kHelpCaching = R"(Caching:
                             it on any difference (default 0: off)
   --store-encoding plain|compressed
                             compressed keeps the old versions a watch resume or an Exact read may
-                            still need deflated (~1/6 to 1/15 of their bytes, ~5 us to read one back);
+                            still need deflated (~1/6 to 1/8 of their bytes, ~7 us to read one back);
                             plain keeps them as received (default compressed)
 
 Watches served from the cache:

@@ -33,7 +33,7 @@ TEST_CASE("History keeps at most `capacity` events and reports the W5 number onc
 
   auto cursor = history.cursorAfter(12);
   REQUIRE(cursor.has_value());
-  std::vector<WatchEvent> out;
+  std::vector<HistoryEvent> out;
   REQUIRE(history.read(*cursor, 2, out).has_value());
   REQUIRE(out.size() == 2);
   CHECK(out[0].resource_version == 13);
@@ -52,7 +52,7 @@ TEST_CASE("Before any eviction a watch can resume from the list RV (W4)") {
   CHECK_FALSE(history.cursorAfter(99).has_value());
   auto cursor = history.cursorAfter(105);
   REQUIRE(cursor.has_value());
-  std::vector<WatchEvent> out;
+  std::vector<HistoryEvent> out;
   REQUIRE(history.read(*cursor, 10, out).has_value());
   CHECK(out.empty());
 }
@@ -89,7 +89,7 @@ TEST_CASE("A cursor into events evicted meanwhile fails instead of skipping them
   REQUIRE(cursor.has_value());
   history.append(added(2));
   history.append(added(3));
-  std::vector<WatchEvent> out;
+  std::vector<HistoryEvent> out;
   auto result = history.read(*cursor, 10, out);
   REQUIRE_FALSE(result.has_value());
   CHECK(result.error().reason == Reason::Expired);

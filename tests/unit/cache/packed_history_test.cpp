@@ -34,8 +34,10 @@ std::vector<HistoryEvent> stored(const EventHistory& history) {
 std::vector<WatchEvent> unpacked(const EventHistory& history, uint64_t after_rv) {
   auto cursor = history.cursorAfter(after_rv);
   REQUIRE(cursor.has_value());
+  std::vector<HistoryEvent> stored;
+  REQUIRE(history.read(*cursor, SIZE_MAX, stored).has_value());
   std::vector<WatchEvent> out;
-  REQUIRE(history.read(*cursor, SIZE_MAX, out).has_value());
+  for (const HistoryEvent& event : stored) out.push_back(event.unpack());
   return out;
 }
 
