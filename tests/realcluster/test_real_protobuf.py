@@ -341,6 +341,55 @@ class ProtobufCacheTest(unittest.TestCase):
         self.assertEqual(changes_mine, changes_theirs)
         type(self).requests += 1
 
+    def packed_pod_versions(self):
+        """{encoding: old pod versions the proxy's history keeps packed} (issue 20)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.proxy.port, timeout=30)
+        conn.request("GET", "/metrics")
+        out = {}
+        for line in conn.getresponse().read().decode().splitlines():
+            if line.startswith("kube_cache_proxy_cache_history_packed_versions{") and 'resource="pods"' in line:
+                encoding = line.split('encoding="')[1].split('"')[0]
+                out[encoding] = out.get(encoding, 0) + float(line.rsplit(" ", 1)[1])
+        conn.close()
+        return out
+
+    def test_resume_and_exact_read_from_packed_versions_equal_the_apiservers(self):
+        """Issue 20 against the real apiserver: once the proxy packed the superseded pod
+        versions (--store-encoding compressed, the default), a watch resumed from before the
+        changes (W3, W4) and an Exact LIST at that RV (R3) equal kube-apiserver's, in JSON
+        and in protobuf."""
+        self.cache_rv("/api/v1/pods")  # the protobuf cache exists beside the JSON one
+        base = "/api/v1/namespaces/pb-data/pods"
+        rv = int(self.plane.request(base).json()["metadata"]["resourceVersion"])
+        before = self.packed_pod_versions()
+        last = 0
+        for step in range(2):
+            for name in ("pod-4", "pod-5"):
+                a = self.plane.request(base + "/" + name, "PATCH", {"metadata": {"labels": {"packed": str(step)}}},
+                                       content_type="application/merge-patch+json")
+                self.assertEqual(a.status, 200, a.body)
+                last = int(a.json()["metadata"]["resourceVersion"])
+        # Four superseded versions per encoding, packed by the proxy's background thread.
+        harness.wait_for(lambda: all(self.packed_pod_versions().get(enc, 0) >= before.get(enc, 0) + 4
+                                     for enc in ("json", "protobuf")),
+                         timeout=30, interval=0.2, message="the proxy packed the old pod versions")
+        self.assertGreaterEqual(self.cache_rv("/api/v1/pods"), last)
+        path = base + "?watch=1&resourceVersion=%d&timeoutSeconds=2" % rv
+        mine, theirs = self.watch_both(path)
+        self.assertEqual([event_type(f) for f in theirs], ["MODIFIED"] * 4)
+        self.assertEqual(mine, theirs)
+        mine_json = self.via_proxy(path, "application/json")
+        theirs_json = self.plane.request(path)
+        self.assertEqual(dict(mine_json.headers).get(SERVED_BY), "cache")
+        self.assertEqual(theirs_json.body.count(b"\n"), 4)
+        self.assertEqual(mine_json.body, theirs_json.body)
+        exact = base + "?resourceVersion=%d&resourceVersionMatch=Exact" % rv
+        for accept in (GO_CLIENT, "application/json"):
+            mine, theirs = self.via_proxy(exact, accept), self.plane.request(exact, headers={"Accept": accept})
+            self.assertTrue(dict(mine.headers).get(SERVED_BY, "").startswith("cache"), accept)
+            self.assertEqual((mine.status, mine.body), (theirs.status, theirs.body), accept)
+        type(self).requests += 4
+
     def test_watch_of_every_type_streams_the_apiservers_frames(self):
         """W3 in protobuf for each of the ten types of issue 18: a change after the cache's RV,
         as full objects and as PartialObjectMetadata, frame for frame."""
