@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -14,6 +15,7 @@
 #include "proxy/asio_beast.h"
 #include "proxy/http2_stream.h"
 #include "proxy/proxy_metrics.h"
+#include "proxy/socket_io.h"
 
 namespace proxy::io {
 
@@ -108,6 +110,32 @@ class DownstreamStream {
   // rate policy, still count for the client's metrics.
   void countWritten(std::size_t n) {
     if (ClientMetrics* c = client(); c && n > 0) c->bytesSent(n);
+  }
+
+  // Sends what the kernel takes at once, straight to a plain TCP socket: an answer
+  // that fits the send buffer (most do) then needs no Asio operation, no timer and no
+  // completion posted to the event loop. Returns the bytes sent; 0 for TLS, HTTP/2 or a
+  // full send buffer, where the caller's Asio write sends the rest. Throws when the
+  // client is gone.
+  size_t trySend(const char* data, size_t n) {
+    const int fd = directDescriptor();
+    if (fd < 0) return 0;
+    if (!socket().native_non_blocking()) socket().native_non_blocking(true);
+    const size_t sent = sendNow(fd, data, n);
+    countWritten(sent);
+    return sent;
+  }
+  // Reads what already arrived on a plain TCP socket into `buffer`, up to `max` bytes,
+  // without waiting. nullopt when nothing is there yet (or not plain TCP), else the
+  // bytes read: 0 when the client closed its side, -1 on an error.
+  std::optional<long> tryReceive(beast::flat_buffer& buffer, size_t max) {
+    const int fd = directDescriptor();
+    if (fd < 0) return std::nullopt;
+    if (!socket().native_non_blocking()) socket().native_non_blocking(true);
+    const auto space = buffer.prepare(max);
+    const std::optional<long> n = receiveNow(fd, static_cast<char*>(space.data()), space.size());
+    if (n && *n > 0) buffer.commit(static_cast<size_t>(*n));
+    return n;
   }
 
   template <class MutableBuffers, class Token>

@@ -447,8 +447,10 @@ asio::awaitable<ForwardOutcome> relayResponse(Exchange& x, const ResponseFraming
 }  // namespace
 
 asio::awaitable<void> writeDownstream(DownstreamStream& stream, const std::string& data, std::chrono::milliseconds timeout) {
+  const size_t sent = stream.trySend(data.data(), data.size());
+  if (sent == data.size()) co_return;
   stream.expires_after(timeout);
-  co_await asio::async_write(stream, asio::buffer(data), use_awaitable);
+  co_await asio::async_write(stream, asio::buffer(data.data() + sent, data.size() - sent), use_awaitable);
   stream.expires_never();
 }
 

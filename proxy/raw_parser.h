@@ -74,6 +74,16 @@ class RawParser final : public http::basic_parser<isRequest> {
 using DownstreamParser = RawParser<true>;
 using UpstreamParser = RawParser<false>;
 
+// Parses a request head already whole in `buffer` without an Asio read (a keep-alive
+// client's next request, pipelined ones): true when it was. A malformed head sets `ec`;
+// a partial one leaves it clear for Beast's read to go on from.
+inline bool parseBufferedHead(DownstreamParser& parser, beast::flat_buffer& buffer, error_code& ec) {
+  if (buffer.size() == 0) return false;
+  buffer.consume(parser.put(buffer.data(), ec));
+  if (ec == http::error::need_more) ec = {};
+  return !ec && parser.is_header_done();
+}
+
 // "No limit" for a parser's body_limit. Beast 1.74 compares the length against
 // an empty optional as if it were smaller than every value (so boost::none
 // rejects every sized body); the largest value is the working equivalent.

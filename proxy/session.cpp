@@ -181,7 +181,12 @@ asio::awaitable<bool> SessionLoop::readRequestHead(DownstreamParser& parser, boo
   session_.idle = !first;
   session_.awaiting_first_request = first;
   error_code ec;
-  if (!first && session_.buffer.size() == 0) {
+  // A keep-alive client's next request has usually arrived by the time the answer to
+  // the previous one is written: taken and parsed without a timed Asio read.
+  const auto arrived = first || session_.buffer.size() > 0 ? std::nullopt : session_.stream.tryReceive(session_.buffer, kIdlePeekBytes);
+  if (arrived && *arrived <= 0) co_return false;  // closed, or failed
+  const bool buffered = parseBufferedHead(parser, session_.buffer, ec);
+  if (!buffered && !ec && !first && session_.buffer.size() == 0) {
     // Go's IdleTimeout: a keep-alive connection may wait this long for the
     // first byte of its next request; the head then has the read-header timeout.
     session_.stream.expires_after(options_.idle_timeout);
@@ -191,12 +196,14 @@ asio::awaitable<bool> SessionLoop::readRequestHead(DownstreamParser& parser, boo
     if (ec == beast::error::timeout) server_.metrics.connectionTimedOut("idle");
     if (ec) co_return false;  // idle timeout, client closed, or shutdown: closed without an answer, as Go does
   }
-  // The whole head within the read-header timeout, however slowly it trickles
-  // in (slowloris); on expiry the connection closes without an answer, as Go's.
-  session_.stream.expires_after(options_.read_header_timeout);
-  co_await http::async_read_header(session_.stream, session_.buffer, parser, redirect_error(use_awaitable, ec));
-  session_.idle = false;
-  session_.awaiting_first_request = false;
+  if (!buffered && !ec) {
+    // The whole head within the read-header timeout, however slowly it trickles
+    // in (slowloris); on expiry the connection closes without an answer, as Go's.
+    session_.stream.expires_after(options_.read_header_timeout);
+    co_await http::async_read_header(session_.stream, session_.buffer, parser, redirect_error(use_awaitable, ec));
+    session_.stream.expires_never();
+  }
+  session_.idle = session_.awaiting_first_request = false;
   if (ec == beast::error::timeout) server_.metrics.connectionTimedOut("read_header");
   if (ec) {
     if (!quietReadError(ec)) {
@@ -206,7 +213,6 @@ asio::awaitable<bool> SessionLoop::readRequestHead(DownstreamParser& parser, boo
     }
     co_return false;
   }
-  session_.stream.expires_never();
   co_return true;
 }
 

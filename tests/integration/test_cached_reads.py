@@ -9,6 +9,9 @@ import gzip
 import http.client
 import json
 import os
+import re
+import socket
+import time
 import unittest
 import urllib.parse
 
@@ -123,6 +126,37 @@ class CachedReadsTest(unittest.TestCase):
                          {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"})
         widgets = json.loads(get(self.pp, "/apis/example.com/v1/widgets?resourceVersion=0")[2])
         self.assertTrue(all("kind" in item for item in widgets["items"]))  # L1: CR items keep TypeMeta
+
+    def test_a_large_object_read_by_a_slow_client_is_written_whole(self):
+        # An answer is first sent with what the socket takes at once; what does not fit
+        # waits for the client under the write timeout. Both parts together must be the
+        # upstream's answer (R2), and the connection must stay usable after it.
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big", "namespace": "default"},
+              "data": {"blob-%d" % i: ("%d" % i) * 100_000 for i in range(20)}}
+        status, _ = clients.request(self.base + "/api/v1/namespaces/default/configmaps", "POST", cm)
+        self.assertEqual(status, 201)
+        path = "/api/v1/namespaces/default/configmaps/big?resourceVersion=0"
+        harness.wait_for(lambda: get(self.pp, path)[0] == 200, timeout=20, message="the proxy has the configmap")
+        _, _, upstream_body = get(self.api.port, path)
+        self.assertGreater(len(upstream_body), 2_000_000)
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.settimeout(30)
+            s.connect(("127.0.0.1", self.pp))
+            request = ("GET %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: cached-reads-test\r\n\r\n" % path).encode()
+            for _ in range(2):  # the second answer shows the first left the connection clean
+                s.sendall(request)
+                time.sleep(0.5)  # the proxy meets a full socket and waits for room
+                answer = b""
+                while b"\r\n\r\n" not in answer:
+                    answer += s.recv(4096)
+                head, body = answer.split(b"\r\n\r\n", 1)
+                length = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))
+                while len(body) < length:
+                    body += s.recv(65536)
+                self.assertTrue(head.startswith(b"HTTP/1.1 200"), head[:100])
+                self.assertIn(b"X-Kube-Cache-Proxy: cache", head)
+                self.assertEqual(body, upstream_body)
 
     def test_invalid_requests_get_the_upstreams_errors_from_the_cache(self):
         for query in ("labelSelector=a+b", "labelSelector=a%3Db,", "fieldSelector=spec.bogus%3D1", "limit=abc",

@@ -159,6 +159,29 @@ class BodyHeaderAndTimeoutLimitsTest(unittest.TestCase):
         self.assertTrue(answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large"), answer[:100])
         self.assert_still_serving()
 
+    def test_pipelined_heads_are_answered_in_order_then_a_malformed_one_gets_400(self):
+        # Heads already whole in the connection's buffer are parsed without waiting for
+        # the socket; they must be answered as those read one by one are.
+        first = b"GET /api/v1/namespaces HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        second = b"GET /api/v1/pods HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        bad = b"GET /api/v1/nodes HTTP/1.1\r\nHost: localhost\r\nNo colon here\r\n\r\n"
+        big = b"GET /api/v1/pods HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * (HEADER_LIMIT + 4096) + b"\r\n\r\n"
+        for pipeline, paths, last in ((first + second + bad, ["/api/v1/namespaces", "/api/v1/pods"], b"HTTP/1.1 400 "),
+                                      (first + big, ["/api/v1/namespaces"], b"HTTP/1.1 431 ")):
+            with self.connect() as s:
+                s.sendall(pipeline)
+                rest = harness.read_until_close(s)
+            answered = []
+            for _ in paths:
+                status, headers, rest = split_answer(rest)
+                self.assertEqual(status, "HTTP/1.1 200 OK")
+                length = int(headers["content-length"])
+                answered.append(json.loads(rest[:length])["path"])
+                rest = rest[length:]
+            self.assertEqual(answered, paths)
+            self.assertTrue(rest.startswith(last), rest[:100])
+        self.assert_still_serving()
+
     def test_many_small_headers_count_against_the_same_limit(self):
         # Go's net/http (and so the apiserver) bounds the head's bytes, not the number
         # of header lines; so does the proxy.

@@ -53,3 +53,30 @@ TEST_CASE("Clients beyond the bucket limit share the \"other\" bucket") {
   CHECK(text.find("late-comer") == std::string::npos);
   CHECK(text.find("client=\"unknown\"") != std::string::npos);
 }
+
+TEST_CASE("Requests are counted per series, and long-running ones stay out of the latency histogram") {
+  // The series are looked up once and remembered: repeated, interleaved and long-running
+  // observations must land exactly where a fresh lookup would put them, in every instance.
+  ProxyMetrics a, b;
+  for (int i = 0; i < 3; ++i) a.observeRequest("get", "pods", 200, "cache", 0.0001, false);
+  a.observeRequest("get", "pods", 404, "cache", 0.0001, false);
+  a.observeRequest("watch", "pods", 200, "cache", 30, true);
+  a.observeRequest("watch", "pods", 200, "cache", 0.002, false);  // a watch that ended at once
+  b.observeRequest("get", "pods", 200, "cache", 0.0001, false);
+  b.observeRequest("bogus", "pods", 200, "upstream", 0.0001, false);
+  const std::string text = a.renderText();
+  CHECK(text.find("kube_cache_proxy_requests_total{code=\"200\",resource=\"pods\",served_by=\"cache\",verb=\"get\"} 3") !=
+        std::string::npos);
+  CHECK(text.find("kube_cache_proxy_requests_total{code=\"404\",resource=\"pods\",served_by=\"cache\",verb=\"get\"} 1") !=
+        std::string::npos);
+  CHECK(text.find("kube_cache_proxy_requests_total{code=\"200\",resource=\"pods\",served_by=\"cache\",verb=\"watch\"} 2") !=
+        std::string::npos);
+  CHECK(text.find("kube_cache_proxy_request_duration_seconds_count{served_by=\"cache\",verb=\"get\"} 4") !=
+        std::string::npos);
+  CHECK(text.find("kube_cache_proxy_request_duration_seconds_count{served_by=\"cache\",verb=\"watch\"} 1") !=
+        std::string::npos);
+  const std::string other = b.renderText();
+  CHECK(other.find("kube_cache_proxy_requests_total{code=\"200\",resource=\"pods\",served_by=\"cache\",verb=\"get\"} 1") !=
+        std::string::npos);
+  CHECK(other.find("served_by=\"upstream\",verb=\"other\"} 1") != std::string::npos);
+}
