@@ -197,7 +197,11 @@ TEST_CASE("Registration meets history and the live stream without a gap or a dup
   sync(f, {}, 1);
   constexpr uint64_t kLast = 3000;
   std::atomic<bool> writing{true};
+  // On a loaded machine the writer could otherwise finish before the first registration,
+  // leaving nothing to check.
+  std::atomic<bool> registered{false};
   std::thread writer([&] {
+    while (!registered) std::this_thread::yield();
     for (uint64_t rv = 2; rv <= kLast; ++rv) {
       REQUIRE(f.adapter.apply(rv % 3 == 0 ? watch::EventType::Modified : watch::EventType::Added,
                               podJson("ns" + std::to_string(rv % 7), "p" + std::to_string(rv % 50), rv), rv)
@@ -233,6 +237,7 @@ TEST_CASE("Registration meets history and the live stream without a gap or a dup
         }
       }
     }
+    registered = true;
     if (start_rv >= kLast) break;
     // Let the writer get further, then collect what arrived live.
     const uint64_t until = std::min<uint64_t>(kLast, f.store.currentRV() + 20);
