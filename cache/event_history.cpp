@@ -32,7 +32,7 @@ struct Retained {
 };
 
 void addHeld(const HistoryObject& o, Retained& r) {
-  if (o.plain) r.json += o.plain->bytes().size();
+  if (o.plain) r.json += o.plain->byteSize();
   if (o.packed) r.packed += o.packed->heapBytes(), ++r.versions;
 }
 
@@ -54,7 +54,7 @@ void PackBatch::pack() {
     if (!dictionary) dictionary = std::make_shared<const PackDictionary>(job.object->bytes());
     job.packed = PackedObject::pack(*job.object, dictionary);
     // Small objects (a short ConfigMap, a Lease) can cost more packed than plain: keep those.
-    if (job.packed->heapBytes() >= job.object->bytes().size() + job.object->overheadBytes()) job.packed = nullptr;
+    if (job.packed->heapBytes() >= job.object->byteSize() + job.object->overheadBytes()) job.packed = nullptr;
   }
 }
 
@@ -162,7 +162,7 @@ void EventHistory::applyPacked(const PackBatch& batch) {
     if (job.entry < first_index_ || job.entry >= endIndex()) continue;  // evicted meanwhile
     HistoryEvent& event = events_[job.entry - first_index_];
     if (swap(job.prev ? event.prev_object : event.object, job)) {
-      retained_json_bytes_ -= job.object->bytes().size();
+      retained_json_bytes_ -= job.object->byteSize();
       packed_bytes_ += job.packed->heapBytes();
       ++packed_versions_;
     }

@@ -137,6 +137,9 @@ class EventHistory {
   uint64_t retainedJsonBytes() const { return retained_json_bytes_; }
   uint64_t packedBytes() const { return packed_bytes_; }
   uint64_t packedVersions() const { return packed_versions_; }
+  // Whether an event here has `object` as its object while it may still be current: the
+  // store does not pack such an object, since this reference would keep it plain.
+  bool mayHoldCurrent(const Object* object) const { return current_entries_.contains(object); }
 
  private:
   bool overBoundsLocked(Clock::TimePoint now) const;

@@ -56,7 +56,19 @@ Object::Object(PassKey, ObjectMeta&& meta, size_t size)
     : meta_(std::move(meta)),
       key_(makeKey(meta_.namespace_name, meta_.name)),
       size_(static_cast<uint32_t>(size)),
-      buffer_(std::make_unique_for_overwrite<char[]>(size)) {}
+      plain_(new char[size]) {}
+
+Object::Object(PassKey, const Object& from, std::shared_ptr<const DeflatedBytes> deflated)
+    : meta_(from.meta_),
+      layout_(from.layout_),
+      key_(from.key_),
+      size_(from.size_),
+      encoding_(from.encoding_),
+      deflated_(std::move(deflated)) {}
+
+ObjectConstSharedPtr Object::cooled(const Object& packed) {
+  return std::make_shared<const Object>(PassKey{}, packed, packed.deflated_);
+}
 
 ObjectConstSharedPtr Object::create(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
                                     ObjectLayout layout, Encoding encoding) {
@@ -74,7 +86,7 @@ std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source
   for (const auto& edit : edits) size = size - edit.range.size() + edit.text.size();
   auto object = separate_control_block ? std::shared_ptr<Object>(new Object(PassKey{}, std::move(meta), size))
                                        : std::make_shared<Object>(PassKey{}, std::move(meta), size);
-  char* const base = object->buffer_.get();
+  char* const base = object->plain_.load(std::memory_order_relaxed);
   char* out = base;
   // Callers splice at most kMaxEdits ranges (type meta, managedFields, the RV digits).
   constexpr size_t kMaxEdits = 4;

@@ -12,6 +12,7 @@
 // - Views returned by accessors live as long as the caller holds the ObjectConstSharedPtr.
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -22,6 +23,17 @@
 #include "cache/labels.h"
 
 namespace cache {
+
+class PackDictionary;
+
+// A packed current object's bytes (issue #20): raw deflate against the resource's preset
+// dictionary. Shared by every instance of that version (see Object::packed, cooled).
+struct DeflatedBytes {
+  std::unique_ptr<char[]> data;
+  uint32_t size = 0;
+  std::shared_ptr<const PackDictionary> dictionary;
+};
+
 
 class Object;
 using ObjectConstSharedPtr = std::shared_ptr<const Object>;
@@ -90,10 +102,31 @@ class Object : public std::enable_shared_from_this<Object> {
                                                      Encoding encoding);
 
   Object(PassKey, ObjectMeta&& meta, size_t size);
+  Object(PassKey, const Object& from, std::shared_ptr<const DeflatedBytes> deflated);
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
 
-  std::string_view bytes() const { return {buffer_.get(), size_}; }
+  ~Object() { delete[] plain_.load(std::memory_order_relaxed); }
+
+  // A packed copy of `plain` (issue #20): the same metadata, key and layout, its bytes
+  // deflated against `dictionary`. Its bytes() inflates them on first use and keeps them
+  // as long as the instance lives, like every view this class hands out.
+  static ObjectConstSharedPtr packed(const Object& plain, std::shared_ptr<const PackDictionary> dictionary);
+  // A fresh instance of a packed object, sharing its deflated bytes and holding no
+  // inflated copy: how the store lets go of what readers inflated.
+  static ObjectConstSharedPtr cooled(const Object& packed);
+
+  std::string_view bytes() const {
+    const char* plain = plain_.load(std::memory_order_acquire);
+    return {plain ? plain : inflate(), size_};
+  }
+  // bytes().size(), without inflating a packed object.
+  size_t byteSize() const { return size_; }
+  bool isPacked() const { return deflated_ != nullptr; }
+  // Whether bytes() would answer without inflating.
+  bool isInflated() const { return plain_.load(std::memory_order_relaxed) != nullptr; }
+  // The deflated bytes of a packed object; 0 for a plain one.
+  size_t packedBytes() const { return deflated_ ? deflated_->size : 0; }
   Encoding encoding() const { return encoding_; }
   const ObjectMeta& meta() const { return meta_; }
   const ObjectLayout& layout() const { return layout_; }
@@ -123,13 +156,18 @@ class Object : public std::enable_shared_from_this<Object> {
                                        ObjectLayout layout, Encoding encoding, bool separate_control_block = false);
   ObjectConstSharedPtr protobufWithResourceVersion(uint64_t rv) const;
 
+  // Inflates a packed object's bytes into plain_ (the first reader wins a race).
+  const char* inflate() const;
+
   ObjectMeta meta_;
   ObjectLayout layout_;
   std::string key_;
   uint32_t size_;
   Encoding encoding_ = Encoding::Json;  // in the padding after size_: free
-  // size_ bytes as received.
-  std::unique_ptr<char[]> buffer_;
+  // size_ bytes as received (new[]): set at construction for a plain object, by the
+  // first bytes() for a packed one, then never changed or freed before the object.
+  mutable std::atomic<char*> plain_{nullptr};
+  std::shared_ptr<const DeflatedBytes> deflated_;  // packed objects only
 };
 
 std::string makeKey(std::string_view namespace_name, std::string_view name);

@@ -86,7 +86,63 @@ struct MetaReader {
   }
 };
 
+// Raw deflate of `in` against `dictionary` (may be null) into `out`, reused per thread.
+std::string_view deflateWith(std::string_view in, const PackDictionary* dictionary) {
+  thread_local Deflater deflater;
+  thread_local std::string out;
+  z_stream& z = deflater.z;
+  deflateReset(&z);
+  if (dictionary && !dictionary->bytes().empty()) {
+    deflateSetDictionary(&z, bytef(dictionary->bytes().data()), static_cast<uInt>(dictionary->bytes().size()));
+  }
+  out.resize(deflateBound(&z, in.size()));
+  z.next_in = bytef(in.data());
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = bytef(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  // deflateBound guarantees one call finishes.
+  if (deflate(&z, Z_FINISH) != Z_STREAM_END) std::abort();
+  return std::string_view(out.data(), out.size() - z.avail_out);
+}
+
+// Inflates exactly `out_size` bytes into `out`. We made the input: anything but a whole
+// stream of exactly that size is memory corruption.
+void inflateWith(const char* in, size_t in_size, const PackDictionary* dictionary, char* out, size_t out_size) {
+  thread_local Inflater inflater;
+  z_stream& z = inflater.z;
+  inflateReset(&z);
+  if (dictionary && !dictionary->bytes().empty()) {
+    inflateSetDictionary(&z, bytef(dictionary->bytes().data()), static_cast<uInt>(dictionary->bytes().size()));
+  }
+  z.next_in = bytef(in);
+  z.avail_in = static_cast<uInt>(in_size);
+  z.next_out = reinterpret_cast<Bytef*>(out);
+  z.avail_out = static_cast<uInt>(out_size);
+  if (inflate(&z, Z_FINISH) != Z_STREAM_END || z.avail_out != 0) std::abort();
+}
+
 }  // namespace
+
+ObjectConstSharedPtr Object::packed(const Object& plain, std::shared_ptr<const PackDictionary> dictionary) {
+  const std::string_view deflated = deflateWith(plain.bytes(), dictionary.get());
+  auto bytes = std::make_shared<DeflatedBytes>();
+  bytes->data = std::make_unique_for_overwrite<char[]>(deflated.size());
+  std::memcpy(bytes->data.get(), deflated.data(), deflated.size());
+  bytes->size = static_cast<uint32_t>(deflated.size());
+  bytes->dictionary = std::move(dictionary);
+  return std::make_shared<const Object>(PassKey{}, plain, std::move(bytes));
+}
+
+const char* Object::inflate() const {
+  char* plain = new char[size_];
+  inflateWith(deflated_->data.get(), deflated_->size, deflated_->dictionary.get(), plain, size_);
+  char* expected = nullptr;
+  if (plain_.compare_exchange_strong(expected, plain, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    return plain;
+  }
+  delete[] plain;  // another reader inflated it first
+  return expected;
+}
 
 PackDictionary::PackDictionary(std::string_view sample)
     : bytes_(sample.substr(sample.size() > kMaxBytes ? sample.size() - kMaxBytes : 0)) {}
@@ -97,7 +153,7 @@ PackedObject::PackedObject(PassKey, const Object& object, std::string_view defla
       resource_version_(object.resourceVersion()),
       generation_(object.meta().generation),
       layout_(object.layout()),
-      plain_size_(static_cast<uint32_t>(object.bytes().size())),
+      plain_size_(static_cast<uint32_t>(object.byteSize())),
       meta_size_(meta_size),
       deflated_size_(static_cast<uint32_t>(deflated.size())),
       encoding_(object.encoding()),
@@ -113,28 +169,14 @@ size_t PackedObject::heapBytes() const {
 }
 
 PackedObjectConstSharedPtr PackedObject::pack(const Object& object, PackDictionaryConstSharedPtr dictionary) {
-  thread_local Deflater deflater;
   thread_local std::string plain;
-  thread_local std::string out;
   plain.assign(object.bytes());
   appendPairs(plain, object.meta().labels);
   appendPairs(plain, object.meta().fields);
   appendPairs(plain, object.meta().index_values);
-  const auto meta_size = static_cast<uint32_t>(plain.size() - object.bytes().size());
+  const auto meta_size = static_cast<uint32_t>(plain.size() - object.byteSize());
 
-  z_stream& z = deflater.z;
-  deflateReset(&z);
-  if (dictionary && !dictionary->bytes().empty()) {
-    deflateSetDictionary(&z, bytef(dictionary->bytes().data()), static_cast<uInt>(dictionary->bytes().size()));
-  }
-  out.resize(deflateBound(&z, plain.size()));
-  z.next_in = bytef(plain.data());
-  z.avail_in = static_cast<uInt>(plain.size());
-  z.next_out = bytef(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  // deflateBound guarantees one call finishes.
-  if (deflate(&z, Z_FINISH) != Z_STREAM_END) std::abort();
-  const std::string_view deflated(out.data(), out.size() - z.avail_out);
+  const std::string_view deflated = deflateWith(plain, dictionary.get());
   return std::make_shared<const PackedObject>(PassKey{}, object, deflated, meta_size, std::move(dictionary));
 }
 
@@ -152,21 +194,10 @@ ObjectConstSharedPtr PackedObject::unpack() const {
 }
 
 ObjectConstSharedPtr PackedObject::inflateObject() const {
-  thread_local Inflater inflater;
   thread_local std::string plain;
-  z_stream& z = inflater.z;
-  inflateReset(&z);
-  if (dictionary_ && !dictionary_->bytes().empty()) {
-    inflateSetDictionary(&z, bytef(dictionary_->bytes().data()), static_cast<uInt>(dictionary_->bytes().size()));
-  }
   const uint32_t total = plain_size_ + meta_size_;
   plain.resize(total);
-  z.next_in = bytef(deflated_.get());
-  z.avail_in = deflated_size_;
-  z.next_out = bytef(plain.data());
-  z.avail_out = total;
-  // We made these bytes: anything but a whole stream of exactly `total` is memory corruption.
-  if (inflate(&z, Z_FINISH) != Z_STREAM_END || z.avail_out != 0) std::abort();
+  inflateWith(deflated_.get(), deflated_size_, dictionary_.get(), plain.data(), total);
 
   ObjectMeta meta;
   const size_t slash = key_.find('/');  // neither namespaces nor names contain one

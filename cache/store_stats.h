@@ -16,6 +16,8 @@ struct StoreStats {
   std::atomic<uint64_t> history_json_bytes{0};  // JSON held only by the history (old versions)
   std::atomic<uint64_t> history_packed_bytes{0};     // heap of the old versions kept packed
   std::atomic<uint64_t> history_packed_versions{0};  // how many old versions are packed
+  std::atomic<uint64_t> packed_objects{0};  // current objects kept deflated (--store-encoding compressed)
+  std::atomic<uint64_t> packed_bytes{0};    // their deflated bytes
   // Counters. What the store was fed (events, bookmarks, relists, RVs refused) the
   // reflector counts (watch/reflector_stats.h); these are what only the store sees.
   std::atomic<uint64_t> history_evictions_total{0};

@@ -1,5 +1,7 @@
 #include "cache/thread_safe_store.h"
 
+#include "cache/packed_object.h"
+
 #include <algorithm>
 #include <string>
 #include <unordered_set>
@@ -42,6 +44,8 @@ void ThreadSafeStore::refreshGaugesLocked() {
   stats_.history_packed_bytes.store(history_.packedBytes(), std::memory_order_relaxed);
   stats_.history_packed_versions.store(history_.packedVersions(), std::memory_order_relaxed);
   stats_.history_evictions_total.store(history_.evictedTotal(), std::memory_order_relaxed);
+  stats_.packed_objects.store(packed_objects_, std::memory_order_relaxed);
+  stats_.packed_bytes.store(packed_bytes_, std::memory_order_relaxed);
 }
 
 Result<WatchEvent> ThreadSafeStore::apply(EventType type, ObjectConstSharedPtr object) {
@@ -60,12 +64,14 @@ Result<WatchEvent> ThreadSafeStore::apply(EventType type, ObjectConstSharedPtr o
   } else {
     previous = objects_.upsert(object, write_seq_, shared_seq_);
     indexer_.update(previous.get(), object.get());
-    json_bytes_ += object->bytes().size();
+    json_bytes_ += object->byteSize();
     overhead_bytes_ += object->overheadBytes();
   }
   if (previous) {
-    json_bytes_ -= previous->bytes().size();
+    json_bytes_ -= previous->byteSize();
     overhead_bytes_ -= previous->overheadBytes();
+    packed_bytes_ -= previous->packedBytes();
+    packed_objects_ -= previous->isPacked() ? 1 : 0;
   }
   WatchEvent event{type, std::move(object), std::move(previous), rv, {}};
   history_.append(WatchEvent(event));
@@ -118,9 +124,13 @@ Result<std::vector<WatchEvent>> ThreadSafeStore::replace(std::vector<ObjectConst
   objects_.assign(items, write_seq_);
   json_bytes_ = 0;
   overhead_bytes_ = 0;
+  packed_bytes_ = 0;
+  packed_objects_ = 0;
   for (const auto& o : items) {
-    json_bytes_ += o->bytes().size();
+    json_bytes_ += o->byteSize();
     overhead_bytes_ += o->overheadBytes();
+    packed_bytes_ += o->packedBytes();
+    packed_objects_ += o->isPacked() ? 1 : 0;
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const WatchEvent& a, const WatchEvent& b) { return a.resource_version < b.resource_version; });
@@ -158,6 +168,64 @@ size_t ThreadSafeStore::packHistory(size_t max_versions) {
   history_.applyPacked(batch);
   refreshGaugesLocked();
   return batch.jobs.size();
+}
+
+size_t ThreadSafeStore::packCurrent(size_t max_objects) {
+  std::lock_guard pack_lock(pack_mu_);
+  std::vector<ObjectConstSharedPtr> found;
+  {
+    std::shared_lock lock(mu_);
+    // From the cursor to the end, then from the start: every object is met in turn.
+    auto wanted = [&](const ObjectConstSharedPtr& o) {
+      if (o->isPacked()) return o->isInflated();
+      return !history_.mayHoldCurrent(o.get()) && !not_worth_packing_.contains(o.get());
+    };
+    bool wrapped = false;
+    objects_.forEach([&](const ObjectConstSharedPtr& o) {
+      if (found.size() < max_objects && o->key() > pack_cursor_ && wanted(o)) found.push_back(o);
+    });
+    if (found.size() < max_objects) {
+      wrapped = true;
+      objects_.forEach([&](const ObjectConstSharedPtr& o) {
+        if (found.size() < max_objects && o->key() <= pack_cursor_ && wanted(o)) found.push_back(o);
+      });
+    }
+    pack_cursor_ = found.empty() || wrapped ? std::string() : found.back()->key();
+  }
+  if (not_worth_packing_.size() > 2 * objects_.size() + 1024) not_worth_packing_.clear();  // stale pointers
+  std::vector<std::pair<ObjectConstSharedPtr, ObjectConstSharedPtr>> swaps;  // old, new
+  for (const ObjectConstSharedPtr& o : found) {
+    if (o->isPacked()) {
+      swaps.emplace_back(o, Object::cooled(*o));
+      continue;
+    }
+    if (!current_dictionary_) current_dictionary_ = std::make_shared<const PackDictionary>(o->bytes());
+    ObjectConstSharedPtr packed = Object::packed(*o, current_dictionary_);
+    if (packed->packedBytes() >= o->byteSize()) {
+      not_worth_packing_.insert(o.get());
+      continue;
+    }
+    swaps.emplace_back(o, std::move(packed));
+  }
+  if (swaps.empty()) return found.size();
+  std::unique_lock lock(mu_);
+  ++write_seq_;
+  for (auto& [old_object, new_object] : swaps) {
+    // Changed meanwhile (a newer version, or an event now holds it): leave it.
+    if (objects_.get(old_object->key()) != old_object || history_.mayHoldCurrent(old_object.get())) continue;
+    objects_.upsert(new_object, write_seq_, shared_seq_);
+    indexer_.update(old_object.get(), new_object.get());
+    overhead_bytes_ += new_object->overheadBytes() - old_object->overheadBytes();
+    packed_bytes_ += new_object->packedBytes() - old_object->packedBytes();
+    packed_objects_ += old_object->isPacked() ? 0 : 1;
+  }
+  {
+    std::lock_guard snapshot_lock(snapshot_mu_);
+    latest_snapshot_.reset();
+    historical_snapshots_.clear();
+  }
+  refreshGaugesLocked();
+  return found.size();
 }
 
 ObjectConstSharedPtr ThreadSafeStore::get(std::string_view key) const {

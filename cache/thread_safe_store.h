@@ -20,7 +20,9 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "cache/chunked_object_map.h"
@@ -63,6 +65,13 @@ class ThreadSafeStore {
   // for as long as one pointer assignment per version takes. Returns how many were
   // packed; call again while it returns max_versions. Any thread, one at a time.
   size_t packHistory(size_t max_versions);
+  // Packs up to `max_objects` current objects (issue #20, --store-encoding compressed):
+  // those no history event holds are deflated (Object::packed); packed ones a reader
+  // inflated since are cooled (Object::cooled). Found under the shared lock, made
+  // unlocked, swapped in (map, indexes) under the exclusive lock; the cached snapshots
+  // are dropped so that they stop holding the replaced instances. Returns how many were
+  // found; call again while it returns max_objects. Any thread, one at a time.
+  size_t packCurrent(size_t max_objects);
 
   // --- Readers ---
   // Readers that wait for an RV (R7) poll this on their own executor's timer
@@ -111,7 +120,7 @@ class ThreadSafeStore {
 
   // Lock order: mu_ before snapshot_mu_.
   mutable std::shared_mutex mu_;
-  std::mutex pack_mu_;  // one packHistory at a time (before mu_ in the lock order)
+  std::mutex pack_mu_;  // one packHistory or packCurrent at a time (before mu_ in the lock order)
   ChunkedObjectMap objects_;  // guarded by mu_
   Indexer indexer_;           // guarded by mu_; always matches objects_
   EventHistory history_;      // guarded by mu_
@@ -119,6 +128,13 @@ class ThreadSafeStore {
   uint64_t write_seq_ = 1;
   uint64_t overhead_bytes_ = 0;      // guarded by mu_: objects' overhead (indexes added on refresh)
   uint64_t json_bytes_ = 0;          // guarded by mu_
+  uint64_t packed_bytes_ = 0;        // guarded by mu_: deflated bytes of packed current objects
+  uint64_t packed_objects_ = 0;      // guarded by mu_
+  // Guarded by pack_mu_: where packCurrent goes on scanning, the dictionary of the
+  // current objects (made from the first one packed), and objects that did not shrink.
+  std::string pack_cursor_;
+  std::shared_ptr<const PackDictionary> current_dictionary_;
+  std::unordered_set<const Object*> not_worth_packing_;
 
   // Snapshot cache. shared_seq_ is the write_seq_ of the newest snapshot: chunks born at
   // or before it may be shared and are copied before a write. Written by readers holding

@@ -92,7 +92,8 @@ Informers::Informers(const config::Config& config, const proxy::UpstreamOptions&
   watch::CacheBackgroundTasksOptions background;
   if (!config.state_dir.empty()) background.state_save_interval = config.state_save_interval;
   background.drift_check_interval = config.drift_check_interval;
-  background.pack_history = config.store_encoding == config::StoreEncoding::Compressed;
+  background.pack_history = config.store_encoding != config::StoreEncoding::Plain;
+  background.pack_current = config.store_encoding == config::StoreEncoding::Compressed;
   background.log = logTo;
   background_tasks_ = std::make_unique<watch::CacheBackgroundTasks>(background, *manager_, std::move(factory), clock_);
   save_on_stop_ = !config.state_dir.empty();

@@ -25,7 +25,7 @@ namespace config {
 
 enum class LogFormat { Text, Json };
 // How the store keeps objects (--store-encoding, issue #20).
-enum class StoreEncoding { Plain, Compressed };
+enum class StoreEncoding { Plain, History, Compressed };
 
 // Sidecar: one client application next to the proxy, listening on loopback.
 // Gateway: many clients share the proxy, typically behind a Service.
@@ -173,7 +173,7 @@ struct Config {
   // HTTP/2 downstream: offered by ALPN on TLS, prior knowledge (h2c) on plain connections.
   bool http2 = true;
   bool gzip_loopback = false;
-  StoreEncoding store_encoding = StoreEncoding::Compressed;
+  StoreEncoding store_encoding = StoreEncoding::History;
   uint64_t http2_max_streams_per_connection = 100;  // the apiserver's default
   // Which requests are served at all, by Host, path and method (kubectl proxy's filter).
   // Sidecar: kubectl proxy's defaults; gateway: off unless set.

@@ -95,10 +95,12 @@ constexpr const char* kHelpCaching = R"(Caching:
   --drift-check-interval DUR
                             compare each cached resource with the upstream this often and relist
                             it on any difference (default 0: off)
-  --store-encoding plain|compressed
-                            compressed keeps the old versions a watch resume or an Exact read may
+  --store-encoding plain|history|compressed
+                            history keeps the old versions a watch resume or an Exact read may
                             still need deflated (~1/6 to 1/8 of their bytes, ~7 us to read one back);
-                            plain keeps them as received (default compressed)
+                            compressed also the current objects no recent event holds (~1/16 to
+                            1/19; a read inflates one, a LIST all, until the next second);
+                            plain keeps everything as received (default history)
 
 Watches served from the cache:
   --watch-bookmark-interval DUR  bookmark period for clients that allow bookmarks (default 60s)

@@ -93,8 +93,9 @@ LogFormat parseLogFormat(const Setting& setting) {
 
 StoreEncoding parseStoreEncoding(const Setting& setting) {
   if (setting.value == "plain") return StoreEncoding::Plain;
+  if (setting.value == "history") return StoreEncoding::History;
   if (setting.value == "compressed") return StoreEncoding::Compressed;
-  fail(setting, "want plain or compressed");
+  fail(setting, "want plain, history or compressed");
 }
 
 Mode parseMode(const Setting& setting) {

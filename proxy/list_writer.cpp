@@ -13,7 +13,7 @@ namespace proxy {
 namespace {
 
 size_t sizeWithoutTypeMeta(const cache::Object& object) {
-  size_t size = object.bytes().size();
+  size_t size = object.byteSize();
   for (const cache::ByteRange& cut : object.layout().type_meta_cuts) size -= cut.size();
   return size;
 }
@@ -97,7 +97,7 @@ ListWriter::ListWriter(ListEnvelope envelope, std::vector<cache::ObjectConstShar
   }
   for (size_t i = 0; i < items_.size(); ++i) {
     switch (form_) {
-      case ItemForm::AsStored: total_size_ += items_[i]->bytes().size(); break;
+      case ItemForm::AsStored: total_size_ += items_[i]->byteSize(); break;
       case ItemForm::WithoutTypeMeta: total_size_ += sizeWithoutTypeMeta(*items_[i]); break;
       case ItemForm::PartialObjectMetadata:
       case ItemForm::CustomPartialObjectMetadata:
@@ -123,7 +123,7 @@ void ListWriter::buildProtobuf(const ListEnvelope& envelope) {
       size = metadata_.back().size();
       cache::protobuf::appendPartialObjectMetadataItemPrefix(prefixes_, size);
     } else {
-      size = item->bytes().size();
+      size = item->byteSize();
       cache::protobuf::appendItemPrefix(prefixes_, size);
     }
     items_bytes += size;

@@ -150,10 +150,16 @@ inline constexpr Family kCacheHistoryJsonBytes{
     "Bytes of JSON held only by the watch history window (old versions of objects).", Type::Gauge};
 inline constexpr Family kCacheHistoryPackedBytes{
     "kube_cache_proxy_cache_history_packed_bytes",
-    "Heap bytes of the old versions the watch history keeps packed (--store-encoding compressed).", Type::Gauge};
+    "Heap bytes of the old versions the watch history keeps packed (--store-encoding history, compressed).", Type::Gauge};
 inline constexpr Family kCacheHistoryPackedVersions{
     "kube_cache_proxy_cache_history_packed_versions",
-    "Old versions the watch history keeps packed (--store-encoding compressed).", Type::Gauge};
+    "Old versions the watch history keeps packed (--store-encoding history, compressed).", Type::Gauge};
+inline constexpr Family kCachePackedObjects{
+    "kube_cache_proxy_cache_packed_objects",
+    "Current objects kept deflated (--store-encoding compressed).", Type::Gauge};
+inline constexpr Family kCachePackedBytes{
+    "kube_cache_proxy_cache_packed_bytes",
+    "Deflated bytes of the current objects kept packed (--store-encoding compressed).", Type::Gauge};
 inline constexpr Family kCacheSnapshotsBuilt{"kube_cache_proxy_cache_snapshots_built_total",
                                              "Snapshots built for reads (shared by the reads at one RV).",
                                              Type::Counter};

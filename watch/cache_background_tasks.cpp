@@ -1,5 +1,7 @@
 #include "watch/cache_background_tasks.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <exception>
 #include <utility>
@@ -79,10 +81,24 @@ void CacheBackgroundTasks::packHistories(const std::vector<std::shared_ptr<Infor
                                          std::stop_token stop) {
   // Batches bound how long the store's exclusive lock is held to swap them in.
   constexpr size_t kBatch = 1024;
+  size_t swapped = 0;  // current objects packed or cooled
   for (const auto& informer : informers) {
     while (!stop.stop_requested() && informer->packHistory(kBatch) == kBatch) {
     }
+    // Current objects: at most kMaxCurrentBatches per tick, so that a first sync of many
+    // objects (deflated at ~250 MB/s) does not hold up the other tasks.
+    constexpr int kMaxCurrentBatches = 16;
+    for (int i = 0; options_.pack_current && i < kMaxCurrentBatches && !stop.stop_requested(); ++i) {
+      const size_t found = informer->packCurrent(kBatch);
+      swapped += found;
+      if (found < kBatch) break;
+    }
   }
+  // The plain bytes just freed sit between live allocations, where glibc keeps them for
+  // reuse: a cache that is read little would never get them back. Hand them to the
+  // kernel after a large pass (a sync, a LIST that inflated much).
+  constexpr size_t kTrimAfter = 1024;
+  if (swapped >= kTrimAfter) malloc_trim(0);
 }
 
 void CacheBackgroundTasks::checkDrift(Informer& informer, Tracked& tracked, std::stop_token stop) {

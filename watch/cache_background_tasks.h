@@ -27,6 +27,8 @@ struct CacheBackgroundTasksOptions {
   std::chrono::milliseconds state_save_interval{0};  // 0: saved only at shutdown (saveAll)
   std::chrono::milliseconds drift_check_interval{0};  // 0: no drift checks
   bool pack_history = false;
+  // Also current objects no history event holds (--store-encoding compressed).
+  bool pack_current = false;
   LogSink log;
 };
 

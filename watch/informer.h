@@ -105,6 +105,7 @@ class Informer final : public CachedResource {
   bool saveState();
   // Packs up to `max_versions` superseded versions in the store's history (issue #20).
   size_t packHistory(size_t max_versions) { return store_.packHistory(max_versions); }
+  size_t packCurrent(size_t max_objects) { return store_.packCurrent(max_objects); }
   // Null when state_dir is off.
   const ResourceStateStats* stateStats() const { return state_ ? &state_->stats() : nullptr; }
   DriftStats& driftStats() { return drift_stats_; }

@@ -2,11 +2,12 @@
 // pods (see docs/design/store.md for results). Usage:
 //   cache_bench                 all throughput benchmarks, then memory at 10k/100k pods
 //   cache_bench throughput      only the throughput benchmarks
-//   cache_bench rss N [strip|fixture]  memory of a store holding N pods (one process per
-//                               run); fixture: pods made from the API fixtures' Pod
+//   cache_bench rss N [strip|fixture|compressed|fixture-compressed]  memory of a store
+//                               holding N pods (one process per run); fixture: pods made
+//                               from the API fixtures' Pod; compressed: all packed first
 //   cache_bench ingest N        N rounds of parse + replace of the 10,000-pod list, for a
 //                               profiler (perf record -g cache_bench ingest 20)
-//   cache_bench pack            packing old versions (--store-encoding compressed): CPU per
+//   cache_bench pack            packing old versions (--store-encoding history): CPU per
 //                               pack and unpack, bytes kept per version
 #include <malloc.h>
 #include <time.h>
@@ -91,7 +92,7 @@ cache::ParserOptions podParserOptions(bool strip) {
   return cache::ParserOptions{.field_spec = podFields(), .strip_managed_fields = strip, .kind = "Pod", .api_version = "v1"};
 }
 
-int runRss(int pods, bool strip, bool fixture) {
+int runRss(int pods, bool strip, bool fixture, bool compressed) {
   std::string fixture_json;
   if (fixture) {
     std::ifstream in(bench::fixturePodPath(), std::ios::binary);
@@ -116,13 +117,26 @@ int runRss(int pods, bool strip, bool fixture) {
   }
   if (!store.replace(std::move(items), 900000)) return 1;
   items = {};
+  double pack_seconds = 0;
+  if (compressed) {  // --store-encoding compressed: what the background thread does after a sync
+    const auto start = std::chrono::steady_clock::now();
+    while (store.packCurrent(1024) == 1024) {
+    }
+    pack_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   malloc_trim(0);
   const long rss = rssKiB();
   const auto& stats = store.stats();
   const double json_mb = static_cast<double>(stats.json_bytes) / 1048576.0;
   const double delta_mb = static_cast<double>(rss - baseline) / 1024.0;
   const double rss_mb = static_cast<double>(rss) / 1024.0;
-  std::printf("| %d%s | %s | %.1f | %.1f | %.1f | %.3f | %.1f | %s |\n", pods, fixture ? " fixture" : "",
+  if (compressed) {
+    std::printf("compressed: %llu of %zu objects packed in %.2f s, %.1f MB deflated\n",
+                static_cast<unsigned long long>(stats.packed_objects.load()), static_cast<size_t>(pods), pack_seconds,
+                static_cast<double>(stats.packed_bytes.load()) / 1048576.0);
+  }
+  std::printf("| %d%s%s | %s | %.1f | %.1f | %.1f | %.3f | %.1f | %s |\n", pods, fixture ? " fixture" : "",
+              compressed ? " compressed" : "",
               strip ? "yes" : "no", json_mb,
               static_cast<double>(stats.overhead_bytes) / 1048576.0, delta_mb, delta_mb / json_mb, rss_mb,
               rss_mb <= 1.2 * json_mb + 20.0 ? "yes" : "NO");
@@ -303,7 +317,8 @@ int main(int argc, char** argv) {
   if (argc >= 3 && std::string(argv[1]) == "ingest") return runIngest(std::atoi(argv[2]));
   if (argc >= 3 && std::string(argv[1]) == "rss") {
     const std::string variant = argc >= 4 ? argv[3] : "";
-    return runRss(std::atoi(argv[2]), variant == "strip", variant == "fixture");
+    return runRss(std::atoi(argv[2]), variant == "strip", variant.starts_with("fixture"),
+                  variant.ends_with("compressed"));
   }
   // Each memory run is a fresh process so earlier allocations do not blur its RSS.
   std::string self(4096, '\0');

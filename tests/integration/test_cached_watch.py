@@ -311,7 +311,7 @@ class CachedWatchTest(unittest.TestCase):
                 values.get("kube_cache_proxy_cache_history_json_bytes", 0))
 
     def test_w4_w10_r3_p1_resumes_exact_reads_and_pages_from_packed_versions_equal_the_upstream(self):
-        # --store-encoding compressed (the default) packs superseded versions in the
+        # --store-encoding history (the default) packs superseded versions in the
         # background (issue #20); what a resume or an Exact read returns must not change.
         self.sync_proxy()
         list_rv = json.loads(clients.request(self.upstream + "/api/v1/pods")[1])["metadata"]["resourceVersion"]

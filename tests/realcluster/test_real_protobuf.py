@@ -355,7 +355,7 @@ class ProtobufCacheTest(unittest.TestCase):
 
     def test_resume_and_exact_read_from_packed_versions_equal_the_apiservers(self):
         """Issue 20 against the real apiserver: once the proxy packed the superseded pod
-        versions (--store-encoding compressed, the default), a watch resumed from before the
+        versions (--store-encoding history, the default), a watch resumed from before the
         changes (W3, W4) and an Exact LIST at that RV (R3) equal kube-apiserver's, in JSON
         and in protobuf."""
         self.cache_rv("/api/v1/pods")  # the protobuf cache exists beside the JSON one

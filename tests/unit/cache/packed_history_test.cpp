@@ -1,4 +1,4 @@
-// Packing the history's superseded versions (--store-encoding compressed, issue #20):
+// Packing the history's superseded versions (--store-encoding history, compressed; issue #20):
 // watch resumes (W4, W10), deletions (W3) and Exact reads (R3, P1, P8) see exactly what
 // they saw before packing.
 #include <doctest/doctest.h>

@@ -115,15 +115,16 @@ TEST_CASE("--log-format accepts text and json only") {
         "kube-cache-proxy: --log-format \"xml\": want text or json");
 }
 
-TEST_CASE("--store-encoding accepts plain and compressed, compressed by default") {
+TEST_CASE("--store-encoding accepts plain, history and compressed, history by default") {
   config::test::TempDir dir;
   const auto env = config::test::emptyEnvironment(dir);
-  CHECK(loadArgs(withUpstream({}), env).store_encoding == config::StoreEncoding::Compressed);
+  CHECK(loadArgs(withUpstream({}), env).store_encoding == config::StoreEncoding::History);
   CHECK(loadArgs(withUpstream({"--store-encoding", "plain"}), env).store_encoding == config::StoreEncoding::Plain);
+  CHECK(loadArgs(withUpstream({"--store-encoding=history"}), env).store_encoding == config::StoreEncoding::History);
   CHECK(loadArgs(withUpstream({"--store-encoding=compressed"}), env).store_encoding ==
         config::StoreEncoding::Compressed);
   CHECK(loadError(withUpstream({"--store-encoding", "gzip"}), env) ==
-        "kube-cache-proxy: --store-encoding \"gzip\": want plain or compressed");
+        "kube-cache-proxy: --store-encoding \"gzip\": want plain, history or compressed");
 }
 
 TEST_CASE("-v and --v take a level from 0 to 9 in every kubectl spelling") {
