@@ -10,6 +10,9 @@
 // - meta() holds what the store, indexes and selectors need, extracted once by
 //   ObjectMetaParser in the same pass that located the bytes.
 // - Views returned by accessors live as long as the caller holds the ObjectConstSharedPtr.
+// - A packed object (--store-encoding compressed, issue #20; Object::packed) keeps its
+//   bytes deflated until the first bytes() inflates them into the instance; its metadata,
+//   key, layout and byteSize() never need that.
 
 #include <array>
 #include <atomic>
@@ -33,7 +36,6 @@ struct DeflatedBytes {
   uint32_t size = 0;
   std::shared_ptr<const PackDictionary> dictionary;
 };
-
 
 class Object;
 using ObjectConstSharedPtr = std::shared_ptr<const Object>;

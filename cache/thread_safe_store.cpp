@@ -191,8 +191,9 @@ size_t ThreadSafeStore::packCurrent(size_t max_objects) {
       });
     }
     pack_cursor_ = found.empty() || wrapped ? std::string() : found.back()->key();
+    // Pointers of objects gone since: forget them all now and then.
+    if (not_worth_packing_.size() > 2 * objects_.size() + 1024) not_worth_packing_.clear();
   }
-  if (not_worth_packing_.size() > 2 * objects_.size() + 1024) not_worth_packing_.clear();  // stale pointers
   std::vector<std::pair<ObjectConstSharedPtr, ObjectConstSharedPtr>> swaps;  // old, new
   for (const ObjectConstSharedPtr& o : found) {
     if (o->isPacked()) {
