@@ -98,7 +98,7 @@ constexpr const char* kHelpCaching = R"(Caching:
   --store-encoding plain|history|compressed
                             history keeps the old versions a watch resume or an Exact read may
                             still need deflated (~1/6 to 1/8 of their bytes, ~7 us to read one back);
-                            compressed also the current objects no recent event holds (~1/16 to
+                            compressed also the current objects no recent event holds (~1/12 to
                             1/19; a read inflates one, a LIST all, until the next second);
                             plain keeps everything as received (default history)
 

@@ -3,7 +3,6 @@
 // or upstream), cached_list (which state, which page), list_writer (the bytes),
 // read_status (the errors). docs/routing.md describes the whole path.
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <optional>
 #include <string>
@@ -13,7 +12,6 @@
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "cache/protobuf_list.h"
@@ -27,6 +25,7 @@
 #include "proxy/partial_object_metadata.h"
 #include "proxy/read_route.h"
 #include "proxy/read_status.h"
+#include "proxy/socket_io.h"
 #include "proxy/status_negotiation.h"
 #include "watch/cached_resource.h"
 #include "watch/watch_dispatcher.h"
@@ -92,10 +91,10 @@ asio::awaitable<ForwardOutcome> writeStatus(DownstreamRequest& req, CacheContext
                                 encoding != StatusEncoding::RawJson, extra, answer.content_type);
 }
 
-// Writes every byte of `slices` to the client with sendmsg, up to kMaxSlices buffers
-// per call, straight from where the bytes are (no copy in user space). The socket is
-// non-blocking; when the kernel's send buffer is full, one Asio write of the next
-// bytes waits for room (bounded by `timeout`) and the loop goes on. Throws on failure.
+// Writes every byte of `slices` to the client with sendmsg (sendSome), up to kMaxSlices
+// buffers per call, straight from where the bytes are (no copy in user space); when the
+// kernel's send buffer is full, one Asio write of the next bytes waits for room (bounded
+// by `timeout`) and the loop goes on. Throws on failure.
 asio::awaitable<void> gatherWrite(DownstreamStream& downstream, const std::vector<std::string_view>& slices,
                                   std::chrono::milliseconds timeout) {
   if (downstream.directDescriptor() < 0) {
@@ -109,8 +108,6 @@ asio::awaitable<void> gatherWrite(DownstreamStream& downstream, const std::vecto
     co_return;
   }
   TcpStream& stream = downstream.tcp();
-  auto& socket = stream.socket();
-  if (!socket.native_non_blocking()) socket.native_non_blocking(true);
   std::vector<iovec> iov;
   iov.reserve(std::min(slices.size(), kMaxSlices));
   size_t first = 0;   // the first slice not completely written
@@ -126,23 +123,18 @@ asio::awaitable<void> gatherWrite(DownstreamStream& downstream, const std::vecto
       const std::string_view s = i == first ? slices[i].substr(offset) : slices[i];
       iov.push_back(iovec{const_cast<char*>(s.data()), s.size()});
     }
-    msghdr msg{};
-    msg.msg_iov = iov.data();
-    msg.msg_iovlen = iov.size();
-    ssize_t sent = ::sendmsg(socket.native_handle(), &msg, MSG_NOSIGNAL);
-    if (sent > 0) downstream.countWritten(static_cast<size_t>(sent));
-    if (sent < 0) {
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        throw boost::system::system_error(error_code(errno, boost::system::system_category()));
-      }
+    error_code ec;
+    size_t sent = sendSome(downstream.directDescriptor(), iov, ec);
+    if (ec) throw boost::system::system_error(ec);
+    downstream.countWritten(sent);
+    if (sent == 0) {  // the send buffer is full: wait for room
       stream.expires_after(timeout);
-      sent = static_cast<ssize_t>(co_await stream.async_write_some(
-          asio::buffer(slices[first].data() + offset, slices[first].size() - offset), use_awaitable));
+      sent = co_await stream.async_write_some(
+          asio::buffer(slices[first].data() + offset, slices[first].size() - offset), use_awaitable);
       stream.expires_never();
     }
     // Advance past what was sent.
-    size_t n = static_cast<size_t>(sent);
+    size_t n = sent;
     while (n > 0) {
       const size_t left = slices[first].size() - offset;
       if (n < left) {

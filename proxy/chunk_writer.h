@@ -3,10 +3,8 @@
 // written with as few syscalls and allocations as the delivery of one event to thousands
 // of watchers allows. Lives on the stream's io thread.
 
-#include <sys/socket.h>
 #include <sys/uio.h>
 
-#include <cerrno>
 #include <charconv>
 #include <memory>
 #include <string>
@@ -17,6 +15,7 @@
 #include "proxy/asio_beast.h"
 #include "proxy/downstream_stream.h"
 #include "proxy/proxy_metrics.h"
+#include "proxy/socket_io.h"
 #include "watch/event_encoder.h"
 
 namespace proxy::io {
@@ -60,20 +59,11 @@ class ChunkWriter {
       sys_iov_[i].iov_base = const_cast<void*>(buffers[i].data());
       sys_iov_[i].iov_len = buffers[i].size();
     }
-    msghdr message{};
-    message.msg_iov = sys_iov_.data();
-    message.msg_iovlen = sys_iov_.size();
-    ssize_t n = -1;
-    do {
-      n = ::sendmsg(fd_, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK) ec = error_code(errno, boost::system::system_category());
-      return false;
-    }
-    sent_ += static_cast<size_t>(n);
+    const size_t n = sendSome(fd_, sys_iov_, ec);
+    if (n == 0) return false;  // a full send buffer, or `ec`
+    sent_ += n;
     // Direct sends bypass the stream's rate policy: they count for the client here.
-    if (client_ && n > 0) client_->bytesSent(static_cast<uint64_t>(n));
+    if (client_) client_->bytesSent(n);
     if (sent_ < size_line_len_ + bytes_ + 2) return false;
     clear();
     return true;

@@ -120,8 +120,7 @@ class DownstreamStream {
   size_t trySend(const char* data, size_t n) {
     const int fd = directDescriptor();
     if (fd < 0) return 0;
-    if (!socket().native_non_blocking()) socket().native_non_blocking(true);
-    const size_t sent = sendNow(fd, data, n);
+    const size_t sent = sendNow(fd, std::string_view(data, n));
     countWritten(sent);
     return sent;
   }
@@ -131,7 +130,6 @@ class DownstreamStream {
   std::optional<long> tryReceive(beast::flat_buffer& buffer, size_t max) {
     const int fd = directDescriptor();
     if (fd < 0) return std::nullopt;
-    if (!socket().native_non_blocking()) socket().native_non_blocking(true);
     const auto space = buffer.prepare(max);
     const std::optional<long> n = receiveNow(fd, static_cast<char*>(space.data()), space.size());
     if (n && *n > 0) buffer.commit(static_cast<size_t>(*n));

@@ -2,7 +2,6 @@
 
 #include <doctest/doctest.h>
 
-#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,13 +11,11 @@
 
 namespace {
 
-// A connected pair of non-blocking stream sockets, closed at the end of the test.
+// A connected pair of stream sockets, closed at the end of the test. Left blocking:
+// MSG_DONTWAIT alone must keep the calls from waiting, whatever mode a socket is in.
 struct SocketPair {
   int fd[2] = {-1, -1};
-  SocketPair() {
-    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
-    for (int f : fd) REQUIRE(::fcntl(f, F_SETFL, ::fcntl(f, F_GETFL) | O_NONBLOCK) == 0);
-  }
+  SocketPair() { REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0); }
   ~SocketPair() {
     for (int f : fd) {
       if (f >= 0) ::close(f);
@@ -28,23 +25,32 @@ struct SocketPair {
 
 }  // namespace
 
-TEST_CASE("sendNow sends what fits and stops at a full send buffer; the rest is the caller's") {
+TEST_CASE("sendNow and sendSome send what fits and stop at a full send buffer; the rest is the caller's") {
   SocketPair pair;
   const std::string small = "HTTP/1.1 200 OK\r\n\r\n";
-  CHECK(proxy::sendNow(pair.fd[0], small.data(), small.size()) == small.size());
+  CHECK(proxy::sendNow(pair.fd[0], small) == small.size());
   const std::string big(16 << 20, 'x');  // more than any socket buffer
-  const size_t sent = proxy::sendNow(pair.fd[0], big.data(), big.size());
+  const size_t sent = proxy::sendNow(pair.fd[0], big);
   CHECK(sent > 0);
   CHECK(sent < big.size());
-  CHECK(proxy::sendNow(pair.fd[0], big.data(), big.size()) == 0);  // still full: no wait, no error
+  CHECK(proxy::sendNow(pair.fd[0], big) == 0);  // still full: no wait, no error
+  // One gathered sendmsg says the same: nothing taken, no error.
+  iovec pieces[2] = {{const_cast<char*>(small.data()), small.size()}, {const_cast<char*>(big.data()), big.size()}};
+  boost::system::error_code ec;
+  CHECK(proxy::sendSome(pair.fd[0], pieces, ec) == 0);
+  CHECK_FALSE(ec);
 }
 
-TEST_CASE("sendNow throws once the client is gone") {
+TEST_CASE("sendNow throws and sendSome sets the error once the client is gone") {
   SocketPair pair;
   ::close(pair.fd[1]);
   pair.fd[1] = -1;
   const std::string answer = "HTTP/1.1 200 OK\r\n\r\n";
-  CHECK_THROWS_AS(proxy::sendNow(pair.fd[0], answer.data(), answer.size()), boost::system::system_error);
+  CHECK_THROWS_AS(proxy::sendNow(pair.fd[0], answer), boost::system::system_error);
+  iovec piece{const_cast<char*>(answer.data()), answer.size()};
+  boost::system::error_code ec;
+  CHECK(proxy::sendSome(pair.fd[0], std::span(&piece, 1), ec) == 0);
+  CHECK(ec == boost::system::errc::broken_pipe);
 }
 
 TEST_CASE("receiveNow tells nothing-yet, bytes, and a closed side apart") {
