@@ -13,7 +13,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKCP_BENCH=OFF \
 FROM debian:12-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates libcpp-httplib0.11 libsimdjson14 \
-      libssl3 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 zlib1g libprotobuf-lite32 libnghttp2-14 \
+      libssl3 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 zlib1g liblz4-1 libprotobuf-lite32 libnghttp2-14 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/bin/kube-cache-proxy /usr/local/bin/kube-cache-proxy
 USER 65532:65532

@@ -15,6 +15,13 @@ void EventHistory::start(uint64_t list_rv) {
   start_rv_ = list_rv;
 }
 
+void EventHistory::restart(uint64_t list_rv) {
+  while (!events_.empty()) evictFrontLocked();
+  started_ = true;
+  start_rv_ = list_rv;
+  window_start_index_ = first_index_;
+}
+
 bool EventHistory::overBoundsLocked(Clock::TimePoint now) const {
   if (events_.empty()) return false;
   return events_.size() >= options_.capacity || now - events_.front().recorded_at > options_.max_age;
@@ -51,7 +58,16 @@ WatchEvent HistoryEvent::unpack() const {
 
 void PackBatch::pack() {
   for (PackJob& job : jobs) {
-    if (!dictionary) dictionary = std::make_shared<const PackDictionary>(job.object->bytes());
+    if (!dictionary) {
+      // Whole versions until kSampleBytes, as PackDictionary::fromSamples takes them; a
+      // superseded current object of a compressed store is itself packed, hence copies.
+      std::string samples;
+      for (const PackJob& sample : jobs) {
+        if (samples.size() >= PackDictionary::kSampleBytes) break;
+        sample.object->appendBytes(samples);
+      }
+      dictionary = std::make_shared<const PackDictionary>(samples);
+    }
     job.packed = PackedObject::pack(*job.object, dictionary);
     // Small objects (a short ConfigMap, a Lease) can cost more packed than plain: keep those.
     if (job.packed->heapBytes() >= job.object->byteSize() + job.object->overheadBytes()) job.packed = nullptr;
@@ -103,9 +119,10 @@ size_t EventHistory::evictExpired() {
 }
 
 uint64_t EventHistory::oldestResumableRV() const {
-  // Mirrors the apiserver: before any eviction the window starts at the list RV; after
-  // one, at the oldest buffered event minus one (it is conservative when RVs have gaps).
-  if (first_index_ == 0) {
+  // Mirrors the apiserver: before any eviction since the (re)start the window starts at
+  // the list RV; after one, at the oldest buffered event minus one (it is conservative
+  // when RVs have gaps).
+  if (first_index_ == window_start_index_) {
     if (started_) return start_rv_;
     return events_.empty() ? 0 : events_.front().resource_version - 1;
   }

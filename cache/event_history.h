@@ -4,8 +4,9 @@
 // previous object of each event (W10), and historical snapshots undo it (P1, P8).
 //
 // Bounded by count (capacity) AND by age (max_age): an append first evicts the oldest
-// events beyond either bound. Events are appended in non-decreasing RV order (the store
-// guarantees it; only a relist's synthetic DELETED events share the list RV).
+// events beyond either bound. Events are appended in increasing RV order (the store
+// guarantees it). A relist that changed the state restarts the window at its list RV
+// (restart()), as the apiserver's watch cache does on Replace.
 //
 // Old versions can be packed (issue #20): once a newer version supersedes an object,
 // packBatch()/applyPacked() swap the history's references to it for a PackedObject, in
@@ -24,7 +25,7 @@
 #include "cache/clock.h"
 #include "cache/event_type.h"
 #include "cache/object.h"
-#include "cache/packed_object.h"
+#include "cache/packing/packed_object.h"
 #include "cache/result.h"
 
 namespace cache {
@@ -107,6 +108,12 @@ class EventHistory {
 
   // Called once with the RV of the first list: events after it are complete.
   void start(uint64_t list_rv);
+  // A relist at `list_rv` found a state that differs from the one these events lead to:
+  // what changed in between happened at RVs nobody here saw, so no watch can resume across
+  // it. Every event goes (cursors into them fail, as after an eviction) and the window
+  // starts again at `list_rv`: a resume from an older RV is "too old" (W5), one from
+  // `list_rv` on is served. The apiserver's watchCache.Replace (history.ResetLocked).
+  void restart(uint64_t list_rv);
   // Records `event` (stamped with the clock) after evicting what is over the bounds.
   void append(WatchEvent&& event);
   // Drops events older than max_age; the store calls it periodically when idle.
@@ -151,8 +158,9 @@ class EventHistory {
   // first_index_ never decreases.
   std::deque<HistoryEvent> events_;
   uint64_t first_index_ = 0;
-  uint64_t start_rv_ = 0;  // list RV given to start(); events after it are all here until an eviction
+  uint64_t start_rv_ = 0;  // list RV of start() or restart(); events after it are all here until an eviction
   bool started_ = false;
+  uint64_t window_start_index_ = 0;  // first_index_ at the last start()/restart(): no eviction since while equal
   uint64_t last_evicted_rv_ = 0;
   uint64_t retained_json_bytes_ = 0;
   uint64_t packed_bytes_ = 0;

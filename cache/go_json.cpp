@@ -1,6 +1,6 @@
 #include "cache/go_json.h"
 
-#include "cache/field_error.h"
+#include "cache/selectors/field_error.h"
 
 namespace cache {
 

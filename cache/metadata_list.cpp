@@ -1,5 +1,7 @@
 #include "cache/metadata_list.h"
 
+#include <string>
+
 #include <simdjson.h>
 
 #include "cache/object.h"
@@ -89,18 +91,31 @@ Result<MetadataList> parseMetadataList(std::string_view body) {
   return list;
 }
 
-bool sameObjects(const Snapshot& snapshot, std::string_view ns, const MetadataList& upstream) {
+bool sameObjects(const Snapshot& snapshot, std::string_view ns, const MetadataList& upstream,
+                 const ShardSelector* shard) {
+  std::string buffer;  // a packed object's bytes up to its uid
   for (const auto& [key, rv] : upstream.items) {
     const ObjectConstSharedPtr object = snapshot.get(key);
     if (!object || object->resourceVersion() != rv) return false;
     if (!ns.empty() && object->meta().namespace_name != ns) return false;
+    if (shard && !shard->matches(object->uid(buffer), object->meta().namespace_name)) return false;
   }
   // Every upstream key is here at the same RV; equal counts leave no room for an extra
   // object (keys are unique on both sides).
-  if (ns.empty()) return snapshot.size() == upstream.items.size();
+  return objectsInScope(snapshot, ns, shard) == upstream.items.size();
+}
+
+size_t objectsInScope(const Snapshot& snapshot, std::string_view ns, const ShardSelector* shard) {
+  if (ns.empty() && !shard) return snapshot.size();
   ListRequest scope;
   scope.namespace_name = ns;
-  return snapshot.list(scope).items.size() == upstream.items.size();
+  if (shard) {
+    scope.predicate = [shard](const Object& object) {
+      thread_local std::string buffer;  // a packed object's bytes up to its uid
+      return shard->matches(object.uid(buffer), object.meta().namespace_name);
+    };
+  }
+  return snapshot.list(scope).items.size();
 }
 
 }  // namespace cache

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/result.h"
+#include "cache/selectors/shard_selector.h"
 #include "cache/snapshot.h"
 
 namespace cache {
@@ -31,6 +32,11 @@ Result<MetadataList> parseMetadataList(std::string_view body);
 
 // True when `snapshot`, within namespace `ns` ("" = every object), holds exactly the
 // objects of `upstream` (same keys, same resourceVersions) and no other.
-bool sameObjects(const Snapshot& snapshot, std::string_view ns, const MetadataList& upstream);
+// `shard`, when set, narrows the scope to the objects it selects (the upstream listed
+// with that shardSelector).
+bool sameObjects(const Snapshot& snapshot, std::string_view ns, const MetadataList& upstream,
+                 const ShardSelector* shard = nullptr);
+// How many objects of `snapshot` are in namespace `ns` ("" = all) and `shard` (null = all).
+size_t objectsInScope(const Snapshot& snapshot, std::string_view ns, const ShardSelector* shard = nullptr);
 
 }  // namespace cache

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cache/packing/pack_codec.h"
+
 
 namespace cache {
 
@@ -56,18 +58,57 @@ Object::Object(PassKey, ObjectMeta&& meta, size_t size)
     : meta_(std::move(meta)),
       key_(makeKey(meta_.namespace_name, meta_.name)),
       size_(static_cast<uint32_t>(size)),
-      plain_(new char[size]) {}
+      data_(new char[size]) {}
 
-Object::Object(PassKey, const Object& from, std::shared_ptr<const DeflatedBytes> deflated)
+Object::Object(PassKey, const Object& from, std::string_view packed, std::shared_ptr<const PackDictionary> dictionary)
     : meta_(from.meta_),
       layout_(from.layout_),
       key_(from.key_),
       size_(from.size_),
+      packed_size_(static_cast<uint32_t>(packed.size())),
       encoding_(from.encoding_),
-      deflated_(std::move(deflated)) {}
+      data_(new char[packed.size()]),
+      dictionary_(std::move(dictionary)) {
+  std::memcpy(data_, packed.data(), packed.size());
+}
 
-ObjectConstSharedPtr Object::cooled(const Object& packed) {
-  return std::make_shared<const Object>(PassKey{}, packed, packed.deflated_);
+ObjectConstSharedPtr Object::packed(const Object& plain, std::shared_ptr<const PackDictionary> dictionary) {
+  const std::string_view packed = packBytes(plain.plainBytes(), dictionary.get());
+  return std::make_shared<const Object>(PassKey{}, plain, packed, std::move(dictionary));
+}
+
+std::string_view Object::plainBytes() const {
+  if (isPacked()) std::abort();
+  return {data_, size_};
+}
+
+void Object::copyBytes(char* out) const {
+  if (isPacked()) {
+    unpackBytes({data_, packed_size_}, dictionary_.get(), out, size_);
+  } else {
+    std::memcpy(out, data_, size_);
+  }
+}
+
+std::string_view Object::bytes(std::string& buffer) const {
+  if (!isPacked()) return {data_, size_};
+  buffer.resize(size_);
+  copyBytes(buffer.data());
+  return buffer;
+}
+
+std::string_view Object::prefix(std::string& buffer, size_t end) const {
+  if (!isPacked()) return {data_, end};
+  if (end == 0) return {};
+  buffer.resize(end);
+  unpackPrefix({data_, packed_size_}, dictionary_.get(), buffer.data(), end, size_);
+  return buffer;
+}
+
+void Object::appendBytes(std::string& out) const {
+  const size_t at = out.size();
+  out.resize(at + size_);
+  copyBytes(out.data() + at);
 }
 
 ObjectConstSharedPtr Object::create(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
@@ -86,7 +127,7 @@ std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source
   for (const auto& edit : edits) size = size - edit.range.size() + edit.text.size();
   auto object = separate_control_block ? std::shared_ptr<Object>(new Object(PassKey{}, std::move(meta), size))
                                        : std::make_shared<Object>(PassKey{}, std::move(meta), size);
-  char* const base = object->plain_.load(std::memory_order_relaxed);
+  char* const base = object->data_;
   char* out = base;
   // Callers splice at most kMaxEdits ranges (type meta, managedFields, the RV digits).
   constexpr size_t kMaxEdits = 4;
@@ -115,7 +156,9 @@ std::shared_ptr<Object> Object::build(ObjectMeta&& meta, std::string_view source
 }
 
 void Object::appendWithoutTypeMeta(std::string& out) const {
-  const std::string_view all = bytes();
+  // A packed object is unpacked into a per-thread buffer: no view of it leaves this call.
+  thread_local std::string buffer;
+  const std::string_view all = bytes(buffer);
   uint32_t pos = 0;
   for (const ByteRange& cut : layout_.type_meta_cuts) {
     if (cut.empty()) continue;
@@ -131,7 +174,8 @@ ObjectConstSharedPtr Object::withResourceVersion(uint64_t rv) const {
   ObjectMeta meta = meta_;
   meta.resource_version = rv;
   const Edit edit{layout_.resource_version_value, digits};
-  return build(std::move(meta), bytes(), std::span(&edit, 1), layout_, encoding_);
+  std::string buffer;
+  return build(std::move(meta), bytes(buffer), std::span(&edit, 1), layout_, encoding_);
 }
 
 size_t Object::overheadBytes() const {

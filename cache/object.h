@@ -11,11 +11,12 @@
 //   ObjectMetaParser in the same pass that located the bytes.
 // - Views returned by accessors live as long as the caller holds the ObjectConstSharedPtr.
 // - A packed object (--store-encoding compressed, issue #20; Object::packed) keeps its
-//   bytes deflated until the first bytes() inflates them into the instance; its metadata,
-//   key, layout and byteSize() never need that.
+//   bytes packed for its whole life (issue #37): a reader unpacks them into a buffer of its
+//   own (bytes(buffer), copyBytes), never into the instance the store and every snapshot
+//   share, so a LIST costs its buffer and not a copy of what it lists. Its metadata, key,
+//   layout and byteSize() never need unpacking.
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -23,19 +24,11 @@
 #include <string_view>
 
 #include "cache/encoding.h"
-#include "cache/labels.h"
+#include "cache/selectors/labels.h"
 
 namespace cache {
 
 class PackDictionary;
-
-// A packed current object's bytes (issue #20): raw deflate against the resource's preset
-// dictionary. Shared by every instance of that version (see Object::packed, cooled).
-struct DeflatedBytes {
-  std::unique_ptr<char[]> data;
-  uint32_t size = 0;
-  std::shared_ptr<const PackDictionary> dictionary;
-};
 
 class Object;
 using ObjectConstSharedPtr = std::shared_ptr<const Object>;
@@ -104,72 +97,78 @@ class Object : public std::enable_shared_from_this<Object> {
                                                      Encoding encoding);
 
   Object(PassKey, ObjectMeta&& meta, size_t size);
-  Object(PassKey, const Object& from, std::shared_ptr<const DeflatedBytes> deflated);
+  Object(PassKey, const Object& from, std::string_view packed, std::shared_ptr<const PackDictionary> dictionary);
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
 
-  ~Object() { delete[] plain_.load(std::memory_order_relaxed); }
+  ~Object() { delete[] data_; }
 
   // A packed copy of `plain` (issue #20): the same metadata, key and layout, its bytes
-  // deflated against `dictionary`. Its bytes() inflates them on first use and keeps them
-  // as long as the instance lives, like every view this class hands out.
+  // packed against `dictionary` (cache/packing/pack_codec.h). `plain` must not be packed.
   static ObjectConstSharedPtr packed(const Object& plain, std::shared_ptr<const PackDictionary> dictionary);
-  // A fresh instance of a packed object, sharing its deflated bytes and holding no
-  // inflated copy: how the store lets go of what readers inflated.
-  static ObjectConstSharedPtr cooled(const Object& packed);
 
-  std::string_view bytes() const {
-    const char* plain = plain_.load(std::memory_order_acquire);
-    return {plain ? plain : inflate(), size_};
-  }
-  // bytes().size(), without inflating a packed object.
+  // The bytes as received: a plain object's own (the view lives as long as the object),
+  // a packed object's unpacked into `buffer`, whose contents they replace (the view lives
+  // until the buffer changes). Readers that may meet packed objects read this way.
+  std::string_view bytes(std::string& buffer) const;
+  // Writes the bytes (a packed object's unpacked) to out[0, byteSize()).
+  void copyBytes(char* out) const;
+  // Appends the bytes (a packed object's unpacked in place) to `out`.
+  void appendBytes(std::string& out) const;
+  // A plain object's own bytes. Only where the object cannot be packed (just parsed, or
+  // chosen by !isPacked()); aborts on a packed one, which would be a reader that forgot
+  // to bring a buffer.
+  std::string_view plainBytes() const;
+  // The bytes' size, without unpacking a packed object.
   size_t byteSize() const { return size_; }
-  bool isPacked() const { return deflated_ != nullptr; }
-  // Whether bytes() would answer without inflating.
-  bool isInflated() const { return plain_.load(std::memory_order_relaxed) != nullptr; }
-  // The deflated bytes of a packed object; 0 for a plain one.
-  size_t packedBytes() const { return deflated_ ? deflated_->size : 0; }
+  bool isPacked() const { return packed_size_ != 0; }
+  // The packed bytes of a packed object; 0 for a plain one.
+  size_t packedBytes() const { return packed_size_; }
   Encoding encoding() const { return encoding_; }
   const ObjectMeta& meta() const { return meta_; }
   const ObjectLayout& layout() const { return layout_; }
   // "namespace/name", or "name" for cluster-scoped objects (client-go MetaNamespaceKeyFunc).
   const std::string& key() const { return key_; }
   uint64_t resourceVersion() const { return meta_.resource_version; }
-  // metadata.uid as written (see ObjectLayout::uid_value).
-  std::string_view uid() const { return bytes().substr(layout_.uid_value.begin, layout_.uid_value.size()); }
+  // metadata.uid as written (see ObjectLayout::uid_value); `buffer` as for bytes().
+  // A packed object unpacks only the bytes up to the uid's end (a shard selector's
+  // filter asks it of every object it scans).
+  std::string_view uid(std::string& buffer) const {
+    return prefix(buffer, layout_.uid_value.end).substr(layout_.uid_value.begin, layout_.uid_value.size());
+  }
   // The metadata as stored (ObjectLayout::metadata): the JSON object, or the protobuf
-  // ObjectMeta message; "" when the layout has none.
-  std::string_view metadataBytes() const {
-    return bytes().substr(layout_.metadata.begin, layout_.metadata.size());
+  // ObjectMeta message; "" when the layout has none. `buffer` as for bytes().
+  std::string_view metadataBytes(std::string& buffer) const {
+    return prefix(buffer, layout_.metadata.end).substr(layout_.metadata.begin, layout_.metadata.size());
   }
 
-  // Appends bytes() without the top-level kind/apiVersion members (L1 list items).
+  // Appends the bytes without the top-level kind/apiVersion members (L1 list items).
   void appendWithoutTypeMeta(std::string& out) const;
   // The same object with metadata.resourceVersion set to `rv`, by splicing the digits
   // (in protobuf also the lengths around them). Used for DELETED events, which carry the
   // deletion RV (W3).
   ObjectConstSharedPtr withResourceVersion(uint64_t rv) const;
 
-  // Heap bytes this object costs besides bytes(): the struct, padding, key and metadata.
+  // Heap bytes this object costs besides its bytes: the struct, padding, key and metadata.
   size_t overheadBytes() const;
 
  private:
   static std::shared_ptr<Object> build(ObjectMeta&& meta, std::string_view source, std::span<const Edit> edits,
                                        ObjectLayout layout, Encoding encoding, bool separate_control_block = false);
   ObjectConstSharedPtr protobufWithResourceVersion(uint64_t rv) const;
-
-  // Inflates a packed object's bytes into plain_ (the first reader wins a race).
-  const char* inflate() const;
+  // The bytes [0, end) (end <= byteSize()), as bytes(buffer) hands them out.
+  std::string_view prefix(std::string& buffer, size_t end) const;
 
   ObjectMeta meta_;
   ObjectLayout layout_;
   std::string key_;
   uint32_t size_;
-  Encoding encoding_ = Encoding::Json;  // in the padding after size_: free
-  // size_ bytes as received (new[]): set at construction for a plain object, by the
-  // first bytes() for a packed one, then never changed or freed before the object.
-  mutable std::atomic<char*> plain_{nullptr};
-  std::shared_ptr<const DeflatedBytes> deflated_;  // packed objects only
+  // The packed bytes' size; 0 for a plain object (nothing packs to 0 bytes).
+  uint32_t packed_size_ = 0;
+  Encoding encoding_ = Encoding::Json;
+  // new[]: size_ bytes as received, or packed_size_ packed bytes. Never changed.
+  char* data_ = nullptr;
+  std::shared_ptr<const PackDictionary> dictionary_;  // packed objects only
 };
 
 std::string makeKey(std::string_view namespace_name, std::string_view name);

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/compressed_run.h"
+#include "cache/packing/compressed_run.h"
 #include "cache/object.h"
 
 namespace cache {

@@ -22,7 +22,7 @@
 #include "cache/object.h"
 #include "cache/object_parser.h"
 #include "cache/result.h"
-#include "cache/selectable_fields.h"
+#include "cache/selectors/selectable_fields.h"
 
 namespace simdjson {
 class padded_string_view;

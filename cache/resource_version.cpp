@@ -1,6 +1,6 @@
 #include "cache/resource_version.h"
 
-#include "cache/field_error.h"
+#include "cache/selectors/field_error.h"
 
 namespace cache {
 

@@ -19,7 +19,7 @@ struct StoreStats {
   std::atomic<uint64_t> packed_objects{0};  // current objects kept deflated (--store-encoding compressed)
   std::atomic<uint64_t> packed_bytes{0};    // their deflated bytes
   // Counters. What the store was fed (events, bookmarks, relists, RVs refused) the
-  // reflector counts (watch/reflector_stats.h); these are what only the store sees.
+  // reflector counts (watch/reflector/reflector_stats.h); these are what only the store sees.
   std::atomic<uint64_t> history_evictions_total{0};
   std::atomic<uint64_t> snapshots_built_total{0};
   std::atomic<uint64_t> historical_snapshots_built_total{0};

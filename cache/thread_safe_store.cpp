@@ -1,6 +1,6 @@
 #include "cache/thread_safe_store.h"
 
-#include "cache/packed_object.h"
+#include "cache/packing/packed_object.h"
 
 #include <algorithm>
 #include <string>
@@ -17,6 +17,19 @@ void sortUnique(std::vector<ObjectConstSharedPtr>& items) {
   if (!std::is_sorted(items.begin(), items.end(), keyLess)) std::stable_sort(items.begin(), items.end(), keyLess);
   auto last = std::unique(items.rbegin(), items.rend(), [](const auto& a, const auto& b) { return a->key() == b->key(); });
   items.erase(items.begin(), last.base());
+}
+
+// The current objects' dictionary, from the first objects the packer meets
+// (PackDictionary::fromSamples; why these: docs/design.md, "Packed objects' dictionary").
+PackDictionaryConstSharedPtr dictionaryFrom(const std::vector<ObjectConstSharedPtr>& objects) {
+  std::vector<std::string_view> samples;
+  size_t bytes = 0;
+  for (const ObjectConstSharedPtr& o : objects) {
+    if (bytes >= PackDictionary::kSampleBytes) break;
+    samples.push_back(o->plainBytes());
+    bytes += o->byteSize();
+  }
+  return PackDictionary::fromSamples(samples);
 }
 
 }  // namespace
@@ -53,6 +66,7 @@ Result<WatchEvent> ThreadSafeStore::apply(EventType type, ObjectConstSharedPtr o
     return fail(Reason::BadRequest, "only ADDED, MODIFIED and DELETED events change the store");
   }
   if (!object) return fail(Reason::BadRequest, "event without object");
+  const NotifyAfterUnlock notify{changes_};  // declared before the lock: runs after its release
   std::unique_lock lock(mu_);
   const uint64_t rv = object->resourceVersion();
   if (rv <= currentRV()) return regression(std::string(wireName(type)) + " event", rv);
@@ -80,8 +94,9 @@ Result<WatchEvent> ThreadSafeStore::apply(EventType type, ObjectConstSharedPtr o
   return event;
 }
 
-Result<std::vector<WatchEvent>> ThreadSafeStore::replace(std::vector<ObjectConstSharedPtr> items, uint64_t list_rv) {
+Result<ReplaceResult> ThreadSafeStore::replace(std::vector<ObjectConstSharedPtr> items, uint64_t list_rv) {
   sortUnique(items);
+  const NotifyAfterUnlock notify{changes_};  // declared before the lock: runs after its release
   std::unique_lock lock(mu_);
   const uint64_t old_rv = currentRV();
   if (list_rv < old_rv) return regression("list", list_rv);
@@ -91,33 +106,23 @@ Result<std::vector<WatchEvent>> ThreadSafeStore::replace(std::vector<ObjectConst
   old_items.reserve(objects_.size());
   objects_.forEach([&](const ObjectConstSharedPtr& o) { old_items.push_back(o); });
 
-  // Synthetic events take the object's own RV when it lies in (old_rv, list_rv], else
-  // the nearest bound; deletions happened at some RV <= list_rv we never saw: list_rv.
-  auto eventRV = [&](uint64_t object_rv) { return std::min(std::max(object_rv, old_rv + 1), list_rv); };
-  // Nobody can watch before the first list: its items are the starting state, not history.
-  std::vector<WatchEvent> events;
-  auto record = [&](WatchEvent&& event) {
-    if (!first_list) events.push_back(std::move(event));
-  };
+  // Both sides are in key order: one merge updates the indexes and counts the differences.
+  ReplaceResult result;
   size_t i = 0, j = 0;
   while (i < old_items.size() || j < items.size()) {
     const ObjectConstSharedPtr* before = i < old_items.size() ? &old_items[i] : nullptr;
     const ObjectConstSharedPtr* after = j < items.size() ? &items[j] : nullptr;
     if (before && after && (*before)->key() == (*after)->key()) {
-      if ((*before)->resourceVersion() != (*after)->resourceVersion()) {
-        indexer_.update(before->get(), after->get());
-        record({EventType::Modified, *after, *before, eventRV((*after)->resourceVersion()), {}});
-      } else if (before->get() != after->get()) {
-        indexer_.update(before->get(), after->get());  // same version, new pointer
-      }
+      if (before->get() != after->get()) indexer_.update(before->get(), after->get());
+      result.modified += (*before)->resourceVersion() != (*after)->resourceVersion();
       ++i, ++j;
     } else if (before && (!after || (*before)->key() < (*after)->key())) {
       indexer_.update(before->get(), nullptr);
-      record({EventType::Deleted, (*before)->withResourceVersion(list_rv), *before, list_rv, {}});
+      ++result.deleted;
       ++i;
     } else {
       indexer_.update(nullptr, after->get());
-      record({EventType::Added, *after, nullptr, eventRV((*after)->resourceVersion()), {}});
+      ++result.added;
       ++j;
     }
   }
@@ -132,17 +137,21 @@ Result<std::vector<WatchEvent>> ThreadSafeStore::replace(std::vector<ObjectConst
     packed_bytes_ += o->packedBytes();
     packed_objects_ += o->isPacked() ? 1 : 0;
   }
-  std::stable_sort(events.begin(), events.end(),
-                   [](const WatchEvent& a, const WatchEvent& b) { return a.resource_version < b.resource_version; });
-  if (first_list) history_.start(list_rv);
-  for (const WatchEvent& event : events) history_.append(WatchEvent(event));
+  if (first_list) {
+    history_.start(list_rv);
+    result = {};  // nobody can watch before the first list: its items are the starting state
+  } else if (result.changed()) {
+    // Snapshots already built at older RVs stay: they were the upstream's states then.
+    history_.restart(list_rv);
+  }
   setResourceVersionLocked(list_rv);
   synced_.store(true, std::memory_order_release);
   refreshGaugesLocked();
-  return events;
+  return result;
 }
 
 Result<void> ThreadSafeStore::bookmark(uint64_t rv) {
+  const NotifyAfterUnlock notify{changes_};  // declared before the lock: runs after its release
   std::unique_lock lock(mu_);
   if (rv < currentRV()) return regression("bookmark", rv);
   if (rv > currentRV()) setResourceVersionLocked(rv);
@@ -177,8 +186,7 @@ size_t ThreadSafeStore::packCurrent(size_t max_objects) {
     std::shared_lock lock(mu_);
     // From the cursor to the end, then from the start: every object is met in turn.
     auto wanted = [&](const ObjectConstSharedPtr& o) {
-      if (o->isPacked()) return o->isInflated();
-      return !history_.mayHoldCurrent(o.get()) && !not_worth_packing_.contains(o.get());
+      return !o->isPacked() && !history_.mayHoldCurrent(o.get()) && !not_worth_packing_.contains(o.get());
     };
     bool wrapped = false;
     objects_.forEach([&](const ObjectConstSharedPtr& o) {
@@ -194,13 +202,9 @@ size_t ThreadSafeStore::packCurrent(size_t max_objects) {
     // Pointers of objects gone since: forget them all now and then.
     if (not_worth_packing_.size() > 2 * objects_.size() + 1024) not_worth_packing_.clear();
   }
+  if (!current_dictionary_ && !found.empty()) current_dictionary_ = dictionaryFrom(found);
   std::vector<std::pair<ObjectConstSharedPtr, ObjectConstSharedPtr>> swaps;  // old, new
   for (const ObjectConstSharedPtr& o : found) {
-    if (o->isPacked()) {
-      swaps.emplace_back(o, Object::cooled(*o));
-      continue;
-    }
-    if (!current_dictionary_) current_dictionary_ = std::make_shared<const PackDictionary>(o->bytes());
     ObjectConstSharedPtr packed = Object::packed(*o, current_dictionary_);
     if (packed->packedBytes() >= o->byteSize()) {
       not_worth_packing_.insert(o.get());
@@ -217,10 +221,11 @@ size_t ThreadSafeStore::packCurrent(size_t max_objects) {
     objects_.upsert(new_object, write_seq_, shared_seq_);
     indexer_.update(old_object.get(), new_object.get());
     overhead_bytes_ += new_object->overheadBytes() - old_object->overheadBytes();
-    packed_bytes_ += new_object->packedBytes() - old_object->packedBytes();
-    packed_objects_ += old_object->isPacked() ? 0 : 1;
+    packed_bytes_ += new_object->packedBytes();
+    ++packed_objects_;
   }
   {
+    // Cached snapshots would keep the plain instances alive.
     std::lock_guard snapshot_lock(snapshot_mu_);
     latest_snapshot_.reset();
     historical_snapshots_.clear();

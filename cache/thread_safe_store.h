@@ -25,6 +25,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cache/change_signal.h"
 #include "cache/chunked_object_map.h"
 #include "cache/clock.h"
 #include "cache/event_history.h"
@@ -42,6 +43,15 @@ struct StoreOptions {
   size_t historical_snapshot_cache = 8;
 };
 
+// What a replace() found changed from the state before it (all zero for the first list,
+// which is the starting state, not a change).
+struct ReplaceResult {
+  size_t added = 0;
+  size_t modified = 0;
+  size_t deleted = 0;
+  bool changed() const { return added + modified + deleted > 0; }
+};
+
 class ThreadSafeStore {
  public:
   ThreadSafeStore(StoreOptions options, Clock& clock);
@@ -52,10 +62,13 @@ class ThreadSafeStore {
   // Applies one ADDED/MODIFIED/DELETED event whose object carries the event RV (for
   // DELETED: the last state with the deletion RV, W3). Returns the history event.
   Result<WatchEvent> apply(EventType type, ObjectConstSharedPtr object);
-  // Atomically makes `items` (a full list at `list_rv`) the state. Differences from the
-  // previous state are appended to the history as synthetic ADDED/MODIFIED/DELETED
-  // events, ordered by RV, so open watches stay correct without a 410; they are returned.
-  Result<std::vector<WatchEvent>> replace(std::vector<ObjectConstSharedPtr> items, uint64_t list_rv);
+  // Atomically makes `items` (a full list at `list_rv`) the state. When it differs from
+  // the previous state (a relist after the watch broke), the differences happened at RVs
+  // nobody here saw: they are not made into events, whose RVs would have to be invented
+  // or shared (W11). The history restarts at `list_rv` instead (EventHistory::restart), so
+  // a watch from an older RV is answered 410 and its client relists, as from the
+  // apiserver after its cache was re-initialised; the caller ends the open watches.
+  Result<ReplaceResult> replace(std::vector<ObjectConstSharedPtr> items, uint64_t list_rv);
   // Moves the RV forward without an event (upstream bookmark / progress notification).
   Result<void> bookmark(uint64_t rv);
   // Drops history older than its max age; returns how many events went.
@@ -66,17 +79,19 @@ class ThreadSafeStore {
   // packed; call again while it returns max_versions. Any thread, one at a time.
   size_t packHistory(size_t max_versions);
   // Packs up to `max_objects` current objects (issue #20, --store-encoding compressed):
-  // those no history event holds are deflated (Object::packed); packed ones a reader
-  // inflated since are cooled (Object::cooled). Found under the shared lock, made
-  // unlocked, swapped in (map, indexes) under the exclusive lock; the cached snapshots
-  // are dropped so that they stop holding the replaced instances. Returns how many were
-  // found; call again while it returns max_objects. Any thread, one at a time.
+  // those no history event holds are packed (Object::packed), once: readers unpack into
+  // buffers of their own (issue #37). Found under the shared lock, made unlocked, swapped
+  // in (map, indexes) under the exclusive lock; the cached snapshots are dropped so that
+  // they stop holding the replaced instances. Returns how many were found; call again
+  // while it returns max_objects. Any thread, one at a time.
   size_t packCurrent(size_t max_objects);
 
   // --- Readers ---
-  // Readers that wait for an RV (R7) poll this on their own executor's timer
-  // (proxy io::awaitResourceVersion) rather than block a thread on the store.
   uint64_t currentRV() const { return current_rv_.load(std::memory_order_acquire); }
+  // Notified after every write (apply, replace, bookmark), once the lock is released:
+  // readers that wait for the store to reach an RV or show a write subscribe here and
+  // re-check (proxy io::awaitChange) instead of polling or blocking a thread.
+  const ChangeSignal& changes() const { return changes_; }
   // True once the first replace() happened (HasSynced).
   bool hasSynced() const { return synced_.load(std::memory_order_acquire); }
 
@@ -109,6 +124,13 @@ class ThreadSafeStore {
   const StoreStats& stats() const { return stats_; }
 
  private:
+  // Notifies `signal` when it goes out of scope: declared before a write's lock, it runs
+  // after the lock is released (locals are destroyed in reverse order).
+  struct NotifyAfterUnlock {
+    const ChangeSignal& signal;
+    ~NotifyAfterUnlock() { signal.notify(); }
+  };
+
   // Requires mu_ (shared or exclusive).
   SnapshotConstSharedPtr snapshotLocked() const;
   void setResourceVersionLocked(uint64_t rv);
@@ -117,6 +139,7 @@ class ThreadSafeStore {
 
   StoreOptions options_;
   mutable StoreStats stats_;
+  ChangeSignal changes_;
 
   // Lock order: mu_ before snapshot_mu_.
   mutable std::shared_mutex mu_;

@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <sstream>
 #include <string>
 #include <utility>
 
-#include "proxy/cache_metrics.h"
+#include "cache/state/state_file.h"
+#include "proxy/observability/cache_metrics.h"
+#include "proxy/upstream/cluster_identity.h"
 #include "proxy/upstream/http_lister_watcher.h"
 
 namespace cmd {
@@ -19,6 +20,8 @@ namespace {
 // (client-go's lesson from kubernetes/kubernetes#86483).
 constexpr double kRelistsPerSecond = 2;
 constexpr double kRelistBurst = 5;
+// Reading the upstream's identity for saved state holds up the start at most this long.
+constexpr auto kClusterIdentityTimeout = std::chrono::seconds(10);
 
 void logTo(watch::LogLevel level, std::string_view message) {
   switch (level) {
@@ -27,13 +30,6 @@ void logTo(watch::LogLevel level, std::string_view message) {
     case watch::LogLevel::Warning: spdlog::warn("{}", message); break;
     case watch::LogLevel::Error: spdlog::error("{}", message); break;
   }
-}
-
-std::string collectionPath(const watch::ApiResource& resource, const std::string& namespace_name) {
-  std::string path = resource.group.empty() ? "/api/" + resource.version
-                                            : "/apis/" + resource.group + "/" + resource.version;
-  if (!namespace_name.empty()) path += "/namespaces/" + namespace_name;
-  return path + "/" + resource.resource;
 }
 
 std::vector<cache::SelectableField> indexPaths(const config::CacheResourceConfig& resource) {
@@ -73,6 +69,27 @@ watch::InformerManagerOptions managerOptions(const config::Config& c) {
   return o;
 }
 
+// Warm restart's trust (cache/state/state_file.h): the directory 0700, the key, and the upstream's
+// identity read now, so a state file of another cluster is refused.
+cache::StateFileOptions stateFileOptions(const config::Config& c, proxy::upstream::UpstreamConnector& connector) {
+  cache::StateFileOptions o;
+  o.key = c.state_key;
+  if (auto dir = cache::prepareStateDirectory(c.state_dir); !dir) {
+    spdlog::warn("--state-dir: {}; state will not be saved", dir.error().message);
+  } else if (!dir->empty()) {
+    spdlog::warn("--state-dir: {}", *dir);
+  }
+  const proxy::upstream::ClusterIdentity identity = proxy::upstream::readClusterIdentity(connector, kClusterIdentityTimeout);
+  o.upstream = identity.upstream;
+  if (o.upstream.cluster_uid.empty()) {
+    spdlog::warn("saved state is neither loaded nor saved: the upstream's cluster identity is unknown ({})", identity.error);
+  } else {
+    spdlog::info("saved state is for {} (cluster {}){}", o.upstream.server, o.upstream.cluster_uid,
+                 o.key.empty() ? "" : ", sealed with --state-key-file");
+  }
+  return o;
+}
+
 }  // namespace
 
 Informers::Informers(const config::Config& config, const proxy::UpstreamOptions& upstream)
@@ -83,9 +100,11 @@ Informers::Informers(const config::Config& config, const proxy::UpstreamOptions&
   connector_->setHealth(health_);
   health_->startProber([connector = connector_] { return connector->probe(); });
   auto factory = [connector = connector_](const watch::ApiResource& resource, const std::string& namespace_name) {
-    return std::make_unique<proxy::upstream::HttpListerWatcher>(connector, collectionPath(resource, namespace_name));
+    const std::string path = watch::collectionPath(resource.group, resource.version, resource.resource, namespace_name);
+    return std::make_unique<proxy::upstream::HttpListerWatcher>(connector, path);
   };
   watch::InformerManagerOptions options = managerOptions(config);
+  if (!config.state_dir.empty()) options.state_file = stateFileOptions(config, *connector_);
   options.reflector.upstream_health = health_.get();
   manager_ = std::make_shared<watch::InformerManager>(std::move(options), discovery_, factory, clock_,
                                                       relist_limiter_);
@@ -97,11 +116,6 @@ Informers::Informers(const config::Config& config, const proxy::UpstreamOptions&
   background.log = logTo;
   background_tasks_ = std::make_unique<watch::CacheBackgroundTasks>(background, *manager_, std::move(factory), clock_);
   save_on_stop_ = !config.state_dir.empty();
-  if (save_on_stop_) {
-    std::error_code error;
-    std::filesystem::create_directories(config.state_dir, error);
-    if (error) spdlog::warn("--state-dir {}: {}; state will not be saved", config.state_dir, error.message());
-  }
 }
 
 void Informers::startBackgroundTasks() { background_tasks_->start(); }

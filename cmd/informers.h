@@ -8,13 +8,13 @@
 
 #include "cache/clock.h"
 #include "config/config.h"
-#include "proxy/proxy_metrics.h"
+#include "proxy/observability/proxy_metrics.h"
 #include "proxy/upstream/http_discovery.h"
 #include "proxy/upstream/upstream_connector.h"
-#include "proxy/upstream_options.h"
+#include "proxy/upstream/upstream_options.h"
 #include "watch/cache_background_tasks.h"
 #include "watch/informer_manager.h"
-#include "watch/relist_limiter.h"
+#include "watch/reflector/relist_limiter.h"
 #include "watch/upstream_health.h"
 
 namespace cmd {

@@ -15,11 +15,11 @@
 #include "config/config_error.h"
 #include "config/environment.h"
 #include "informers.h"
-#include "proxy/logging.h"
-#include "proxy/proxy_server.h"
-#include "proxy/server_options.h"
-#include "proxy/status_page.h"
-#include "proxy/upstream_options.h"
+#include "proxy/observability/logging.h"
+#include "proxy/server/proxy_server.h"
+#include "proxy/server/server_options.h"
+#include "proxy/observability/status_page.h"
+#include "proxy/upstream/upstream_options.h"
 
 namespace {
 

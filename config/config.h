@@ -130,6 +130,9 @@ struct Config {
   ReadPolicy read_policy = ReadPolicy::Strict;
   std::chrono::milliseconds write_sync_timeout{5000};  // how long at most
   std::string state_dir;    // empty: no on-disk state
+  // --state-key-file's content (a trailing newline removed): state files are sealed with
+  // HMAC-SHA256 under it; empty: a SHA-256, which a writer of state_dir can recompute.
+  std::string state_key;
   // How often each cached resource's state is saved to state_dir (also on shutdown); 0: only on shutdown.
   std::chrono::milliseconds state_save_interval{std::chrono::seconds(60)};
   // How often each cached resource is compared with the upstream; 0: never.
@@ -173,7 +176,7 @@ struct Config {
   // HTTP/2 downstream: offered by ALPN on TLS, prior knowledge (h2c) on plain connections.
   bool http2 = true;
   bool gzip_loopback = false;
-  StoreEncoding store_encoding = StoreEncoding::History;
+  StoreEncoding store_encoding = StoreEncoding::Compressed;
   uint64_t http2_max_streams_per_connection = 100;  // the apiserver's default
   // Which requests are served at all, by Host, path and method (kubectl proxy's filter).
   // Sidecar: kubectl proxy's defaults; gateway: off unless set.

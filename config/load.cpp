@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "config/config.h"
+#include "config/files.h"
 #include "config/request_filter.h"
 #include "config/server_url.h"
 #include "config/settings.h"
@@ -80,11 +81,29 @@ std::string ListenAddress::toString() const { return joinHostPort(host, port); }
 
 std::string GroupResource::toString() const { return group.empty() ? resource : resource + "." + group; }
 
-Config load(int argc, const char* const* argv, const Environment& env) {
-  const Settings flags = parseFlags(argc, argv);
-  const Settings settings = flags.config_file ? overlay(flags, readConfigFile(flags.config_file->value)) : flags;
+namespace {
 
-  Config config;
+// HMAC keys shorter than SHA-256's output weaken it (RFC 2104 section 3).
+constexpr size_t kMinStateKeyBytes = 32;
+
+// The key that seals state files: the file's bytes, one trailing newline removed (a Secret
+// written by `kubectl create secret --from-file` or an editor keeps the bytes as they are).
+std::string readStateKey(const Setting& setting, const std::string& state_dir) {
+  if (state_dir.empty()) throw ConfigError(setting.origin + ": needs --state-dir");
+  if (setting.value.empty()) throw ConfigError(setting.origin + ": must not be empty");
+  std::string key = readFile(setting.value, setting.origin);
+  if (!key.empty() && key.back() == '\n') key.pop_back();
+  if (!key.empty() && key.back() == '\r') key.pop_back();
+  if (key.size() < kMinStateKeyBytes) {
+    throw ConfigError(setting.origin + " " + setting.value + ": a key of " + std::to_string(key.size()) +
+                      " bytes; at least " + std::to_string(kMinStateKeyBytes) +
+                      " are needed (e.g. head -c 32 /dev/urandom | base64 > FILE)");
+  }
+  return key;
+}
+
+// The process and serving settings: listen address, logging, threads, shutdown, modes.
+void applyServing(Config& config, const Settings& settings) {
   if (settings.listen) config.listen = parseListen(*settings.listen);
   if (settings.log_format) config.log_format = parseLogFormat(*settings.log_format);
   if (settings.verbosity) config.verbosity = parseVerbosity(*settings.verbosity);
@@ -94,10 +113,15 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.write_sync_timeout) config.write_sync_timeout = parseTimeout(*settings.write_sync_timeout);
   if (settings.read_policy) config.read_policy = parseReadPolicy(*settings.read_policy);
   if (settings.mode) config.mode = parseMode(*settings.mode);
+}
+
+// What is cached and how: state, resources, on-demand caching, watch delivery.
+void applyCaching(Config& config, const Settings& settings) {
   if (settings.state_dir) {
     if (settings.state_dir->value.empty()) throw ConfigError(settings.state_dir->origin + ": must not be empty");
     config.state_dir = settings.state_dir->value;
   }
+  if (settings.state_key_file) config.state_key = readStateKey(*settings.state_key_file, config.state_dir);
   if (settings.cache) config.cache = parseResourceList(*settings.cache);
   if (settings.no_cache) config.no_cache = parseResourceList(*settings.no_cache);
   if (settings.cache_on_demand) config.cache_on_demand = parseBool(*settings.cache_on_demand);
@@ -111,6 +135,10 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.watch_queue_capacity) config.watch_queue_capacity = parsePositiveCount(*settings.watch_queue_capacity);
   if (settings.state_save_interval) config.state_save_interval = parseTimeout(*settings.state_save_interval);
   if (settings.drift_check_interval) config.drift_check_interval = parseTimeout(*settings.drift_check_interval);
+}
+
+// The bounds on what clients may send and hold, and the HTTP/2 and gzip settings.
+void applyLimits(Config& config, const Settings& settings) {
   if (settings.max_request_body_bytes) config.max_request_body_bytes = parseWholeNumber(*settings.max_request_body_bytes);
   if (settings.max_header_bytes) {
     config.max_header_bytes = parseWholeNumber(*settings.max_header_bytes);
@@ -138,6 +166,10 @@ Config load(int argc, const char* const* argv, const Environment& env) {
                         settings.http2_max_streams_per_connection->value + "\": want 1 to 2147483647");
     }
   }
+}
+
+// Per-resource settings of the config file (`resources:`), which add to --cache.
+void applyResources(Config& config, const Settings& settings) {
   if (settings.resources) {
     for (const ResourceSetting& setting : *settings.resources) {
       CacheResourceConfig resource = parseResourceSetting(setting);
@@ -153,6 +185,10 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   }
   if (settings.cache && settings.no_cache) rejectOverlap(config, settings.cache->origin, settings.no_cache->origin);
 
+}
+
+// The gateway's serving TLS and client authentication.
+void applyTls(Config& config, const Settings& settings) {
   if (settings.tls_cert_file) config.tls_cert_file = settings.tls_cert_file->value;
   if (settings.tls_private_key_file) config.tls_private_key_file = settings.tls_private_key_file->value;
   if (settings.client_ca_file) config.client_ca_file = settings.client_ca_file->value;
@@ -165,6 +201,20 @@ Config load(int argc, const char* const* argv, const Environment& env) {
   if (settings.authentication_cache_ttl) config.authentication_cache_ttl = parseTimeout(*settings.authentication_cache_ttl);
   if (settings.authorization_cache_ttl) config.authorization_cache_ttl = parseTimeout(*settings.authorization_cache_ttl);
   if (settings.auth_cache_size) config.auth_cache_size = parseCount(*settings.auth_cache_size);
+}
+
+}  // namespace
+
+Config load(int argc, const char* const* argv, const Environment& env) {
+  const Settings flags = parseFlags(argc, argv);
+  const Settings settings = flags.config_file ? overlay(flags, readConfigFile(flags.config_file->value)) : flags;
+
+  Config config;
+  applyServing(config, settings);
+  applyCaching(config, settings);
+  applyLimits(config, settings);
+  applyResources(config, settings);
+  applyTls(config, settings);
   checkExposure(config, settings);
   config.request_filter = requestFilter(settings, config.mode, config.listen);
 

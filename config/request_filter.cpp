@@ -15,7 +15,7 @@ std::vector<std::string> patterns(const char* const (&defaults)[N]) {
   return {std::begin(defaults), std::end(defaults)};
 }
 
-// The grammar proxy/request_filter.h matches with: ECMAScript, and polynomial matching,
+// The grammar proxy/server/request_filter.h matches with: ECMAScript, and polynomial matching,
 // which refuses back-references as Go's regexp (RE2) does.
 constexpr std::regex::flag_type kGrammar =
     std::regex::ECMAScript | std::regex::optimize | std::regex_constants::__polynomial;

@@ -2,7 +2,7 @@
 // kubectl proxy's request filter settings (--accept-hosts, --accept-paths,
 // --reject-paths, --reject-methods): their defaults per mode, and the start-up check
 // that every pattern compiles. The proxy compiles them again to match requests
-// (proxy/request_filter.h), with the same grammar.
+// (proxy/server/request_filter.h), with the same grammar.
 
 #include "config/config.h"
 #include "config/settings.h"

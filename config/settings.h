@@ -57,6 +57,7 @@ struct Settings {
   std::optional<Setting> write_sync_timeout;
   std::optional<Setting> read_policy;
   std::optional<Setting> state_dir;
+  std::optional<Setting> state_key_file;
   std::optional<Setting> mode;
   std::optional<ListSetting> cache;
   std::optional<ListSetting> no_cache;
@@ -137,6 +138,7 @@ inline constexpr ScalarField kScalarFields[] = {
     {"write-sync", &Settings::write_sync, false, true},
     {"read-policy", &Settings::read_policy, false, false},
     {"state-dir", &Settings::state_dir, true, false},
+    {"state-key-file", &Settings::state_key_file, true, false},
     {"mode", &Settings::mode, false, false},
     {"cache-on-demand", &Settings::cache_on_demand, false, true},
     {"cache-idle-timeout", &Settings::cache_idle_timeout, false, false},

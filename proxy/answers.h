@@ -1,38 +1,46 @@
 #pragma once
-// Complete responses the proxy writes itself, head and body, ready to go on the wire:
-// Status answers, Go's plain-text refusals, and local endpoints' text. Plain code (no
-// Asio); the session and the relays only write them.
+// Complete answers the proxy writes itself, to any ServerStream: a Status worded and
+// encoded as the apiserver writes it for the request (contract E1-E3), and the plain-text
+// answers Go's http.Error gives (the max-in-flight 429, kubectl proxy's 403, the local
+// endpoints). Every such answer goes through here.
 
-#include <string>
+#include <string_view>
 
 #include "proxy/api_status.h"
+#include "proxy/asio_beast.h"
+#include "proxy/http/header_filter.h"
+#include "proxy/request.h"
+#include "proxy/stream.h"
 
 namespace proxy {
 
-// A complete response carrying a Status body (or plain text), ready to write.
-std::string formatAnswer(const HttpAnswer& answer, bool keep_alive);
+// The head of `answer` (a Status as an HTTP answer) with `extra` fields after the
+// apiserver's own.
+io::ResponseHead statusHead(const HttpAnswer& answer, HeaderList extra = {});
 
-// How Go's net/http answers a request it cannot parse: plain text, then close.
-const std::string& badRequestAnswer();
-// The same for a request head larger than the header limit (431).
-const std::string& headerTooLargeAnswer();
-
-// kube-apiserver's max-in-flight (and priority-and-fairness) rejection: Go's
-// http.Error, so plain text rather than a Status, with Retry-After: 1
-// (filters/maxinflight.go, tooManyRequests).
-std::string tooManyRequestsAnswer(bool keep_alive);
-
-// The same refusal where the proxy answers with a Status (gateway admission):
-// apierrors.NewTooManyRequests, as the apiserver's authentication paths word it.
+// kube-apiserver's max-in-flight (and priority-and-fairness) rejection, where the proxy
+// answers with a Status (gateway admission): apierrors.NewTooManyRequests.
 Status tooManyRequestsStatus();
 
-// kubectl proxy's refusal of a filtered request: Go's http.Error(w, "Forbidden", 403),
-// plain text rather than a Status, so a client sees the same answer from either proxy.
-std::string filterRefusalAnswer(bool keep_alive, bool head_only);
-
-// A local endpoint's answer (/healthz, /readyz, /metrics...): `body` as `content_type`,
-// never cached; only the head for a HEAD request.
-std::string plainAnswer(unsigned code, const std::string& content_type, const std::string& body, bool keep_alive,
-                        bool head_only);
-
 }  // namespace proxy
+
+namespace proxy::io {
+
+// `status` for `req`: its code and Retry-After, the body encoded as req's Accept asks
+// (statusEncodingFor). Returns the code.
+asio::awaitable<unsigned> writeStatus(ServerStream& out, const Request& req, const Status& status,
+                                      HeaderList extra = {});
+// `answer` as it is (a Status already encoded).
+asio::awaitable<unsigned> writeAnswer(ServerStream& out, const Request& req, const HttpAnswer& answer,
+                                      HeaderList extra = {});
+// Go's http.Error and the apiserver's plain endpoints: `body` as `content_type`, never
+// cached; only the head for a HEAD request.
+asio::awaitable<unsigned> writePlainText(ServerStream& out, const Request& req, unsigned code,
+                                         std::string_view content_type, std::string_view body);
+// kube-apiserver's max-in-flight rejection (filters/maxinflight.go, tooManyRequests):
+// Go's http.Error, plain text with Retry-After: 1.
+asio::awaitable<unsigned> writeTooManyRequests(ServerStream& out, const Request& req);
+// kubectl proxy's refusal of a filtered request: http.Error(w, "Forbidden", 403).
+asio::awaitable<unsigned> writeFilterRefusal(ServerStream& out, const Request& req);
+
+}  // namespace proxy::io

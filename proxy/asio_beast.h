@@ -1,7 +1,7 @@
 #pragma once
 // The one header that includes Asio and Beast for the proxy's event-loop code: the io
 // headers (downstream_stream.h, upstream_connection.h, upstream.h, upstream_pool.h,
-// raw_parser.h, downstream_request.h, passthrough.h, cache_serving.h) build on it, and
+// raw_parser.h, stream.h, passthrough.h, cache_serving.h) build on it, and
 // so do the translation units that serve connections (proxy_server.cpp, passthrough.cpp,
 // upstream_pool.cpp, cached_read.cpp, cached_watch.cpp, freshness_probe.cpp,
 // upgrade_splice.cpp, http2_session.cpp, http2_stream.cpp). Each such

@@ -1,13 +1,13 @@
 #pragma once
-// ForwardOutcome: how answering one request went, as the session loop needs it to count
-// the request and decide about the connection. Plain code (no Asio).
+// ForwardOutcome: how answering one request went, as the request's loop needs it to count
+// and log the request. Whether the connection goes on is its stream's to say
+// (ServerStream::keepsConnection). Plain code (no Asio).
 
 namespace proxy::io {
 
 struct ForwardOutcome {
-  unsigned code = 0;             // 0: nothing was answered (the client left)
-  bool keep_connection = false;  // the downstream connection can serve another request
-  bool long_running = false;     // watch/stream/upgrade: excluded from latency
+  unsigned code = 0;          // 0: nothing was answered (the client left)
+  bool long_running = false;  // watch/stream/upgrade: excluded from latency
 };
 
 }  // namespace proxy::io

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <optional>
 
-#include "cache/field_selector.h"
-#include "cache/query_values.h"
+#include "cache/selectors/field_selector.h"
+#include "cache/query/query_values.h"
 #include "proxy/query_params.h"
 
 namespace proxy {
@@ -61,10 +61,9 @@ bool isValidPathSegmentName(std::string_view name) {
   return name.find('/') == std::string_view::npos && name.find('%') == std::string_view::npos;
 }
 
-RequestInfo RequestInfo::parse(std::string_view method, std::string_view target) {
+RequestInfo RequestInfo::parse(std::string_view method, std::string_view target, const cache::QueryValues& query) {
   RequestInfo info;
   size_t qmark = target.find('?');
-  std::string_view raw_query = qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1);
   info.verb = toLower(method);
   // The apiserver sees Go's decoded URL.Path: "pods/web%2D0" names web-0 and
   // "pods/a%2Fb" is pod "a", subresource "b". A malformed escape is Go's own 400, which
@@ -119,7 +118,6 @@ RequestInfo RequestInfo::parse(std::string_view method, std::string_view target)
   if (!info.parts.empty()) info.resource = info.parts[0];
 
   if (info.name.empty() && info.verb == "get") {
-    const cache::QueryValues query = cache::QueryValues::parse(raw_query);
     info.verb = parseBoolParam(query.get("watch")) ? "watch" : "list";
     if (auto selector = query.get("fieldSelector")) {
       std::string name = exactNameFromFieldSelector(*selector);
@@ -128,7 +126,6 @@ RequestInfo RequestInfo::parse(std::string_view method, std::string_view target)
   }
   if (info.name.empty() && info.verb == "delete") info.verb = "deletecollection";
   if (!verb_via_path_prefix && (info.verb == "list" || info.verb == "watch" || info.verb == "deletecollection")) {
-    const cache::QueryValues query = cache::QueryValues::parse(raw_query);
     info.field_selector = std::string(query.get("fieldSelector").value_or(""));
     info.label_selector = std::string(query.get("labelSelector").value_or(""));
   }

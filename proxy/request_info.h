@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cache/query/query_values.h"
+
 namespace proxy {
 
 struct RequestInfo {
@@ -41,9 +43,9 @@ struct RequestInfo {
   std::string field_selector;
   std::string label_selector;
 
-  // Parses `target` (path plus optional "?query"). Never fails: a path it cannot
-  // interpret as a resource is a non-resource request.
-  static RequestInfo parse(std::string_view method, std::string_view target);
+  // Parses `target` (path plus optional "?query", whose values `query` holds). Never
+  // fails: a path it cannot interpret as a resource is a non-resource request.
+  static RequestInfo parse(std::string_view method, std::string_view target, const cache::QueryValues& query);
 };
 
 // apimachinery path.IsValidPathSegmentName: a name usable as one path segment (not "."

@@ -15,7 +15,7 @@
 //
 // Pure function; safe from any thread.
 
-#include <string_view>
+#include "proxy/media.h"
 
 namespace proxy {
 
@@ -30,7 +30,7 @@ enum class StatusEncoding {
 };
 
 // The encoding of an error Status answered to a request with this Accept header (the
-// first Accept field, as Go's Header.Get reads it; "" when absent).
-StatusEncoding statusEncodingFor(std::string_view accept);
+// first Accept field, as Go's Header.Get reads it; empty when absent).
+StatusEncoding statusEncodingFor(const AcceptHeader& accept);
 
 }  // namespace proxy

@@ -9,13 +9,14 @@ build_only=false
 
 APT_PACKAGES=(
   g++ cmake ninja-build pkg-config make
-  libcpp-httplib-dev libsimdjson-dev rapidjson-dev libssl-dev zlib1g-dev
+  libcpp-httplib-dev libsimdjson-dev rapidjson-dev libssl-dev zlib1g-dev liblz4-dev
   prometheus-cpp-dev doctest-dev libyaml-cpp-dev libboost-dev
   libcli11-dev libspdlog-dev libfmt-dev libprotobuf-dev libnghttp2-dev
 )
 $build_only || APT_PACKAGES+=(
   clang libclang-rt-14-dev llvm-14 ccache
-  openssl curl unzip procps python3-kubernetes python3-h2 nginx-light wrk chromium
+  openssl curl unzip procps python3-kubernetes python3-h2 nginx-light wrk nghttp2-client chromium
+  openjdk-17-jdk-headless maven
 )
 # Node.js may come from elsewhere (with its own npm); only ask Debian for it when absent.
 if ! $build_only && ! { command -v node && command -v npm; } >/dev/null; then APT_PACKAGES+=(nodejs npm); fi

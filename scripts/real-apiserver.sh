@@ -11,6 +11,8 @@
 # scheduler.kubeconfig, control (the control endpoints: POST /restart-apiserver, /compact,
 # /churn?nodes=N&events=R, /churn/stop; GET /revision), logs and PID files.
 # Background churn like a real cluster's: curl -X POST "$(cat DIR/control)/churn?nodes=100&events=2"
+# KCP_FEATURE_GATES, when set, is kube-apiserver's --feature-gates (alpha features such as
+# KCP_FEATURE_GATES=ShardedListAndWatch=true).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:-}; dir=${2:-}
@@ -22,7 +24,9 @@ start)
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
   rm -f "$dir/url" "$dir/control"
-  setsid "$bin/controlplane" --dir "$dir" --bin "$bin" >"$dir/controlplane.out" 2>"$dir/controlplane.log" </dev/null &
+  gates=()
+  [ -n "${KCP_FEATURE_GATES:-}" ] && gates=(--feature-gates "$KCP_FEATURE_GATES")
+  setsid "$bin/controlplane" --dir "$dir" --bin "$bin" "${gates[@]}" >"$dir/controlplane.out" 2>"$dir/controlplane.log" </dev/null &
   echo $! >"$dir/controlplane.pid"
   for _ in $(seq 1 1800); do
     if grep -q '^listening on' "$dir/controlplane.out" 2>/dev/null; then

@@ -28,6 +28,16 @@ step() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
 step "build: control plane (Go: kube-apiserver, etcd, controllers, kubectl, test clients)"
 realcluster_bin=$(bash scripts/realcluster-build.sh | tail -1)
 
+step "build: hollow nodes (kubemark: the kubelet and kube-proxy with a fake runtime; same cache)"
+bash scripts/realcluster-build.sh kubemark >/dev/null
+
+step "build: Java test clients (fabric8 kubernetes-client, client-java; Maven; cached under ~/.cache/kube-cache-proxy/java)"
+bash tests/clients/java/build.sh >/dev/null
+bash tests/clients/client-java/build.sh >/dev/null
+
+step "build: Rust test client (kube-rs; cargo; cached under ~/.cache/kube-cache-proxy/rust)"
+bash tests/clients/rust/build.sh >/dev/null
+
 step "build: release"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCP_DEBUG_LINES_ONLY=ON -DKCP_REALCLUSTER_BIN="$realcluster_bin" "${launcher[@]}" >/dev/null
 cmake --build build -j"$jobs"
@@ -56,7 +66,7 @@ step "build: tsan"
 # reflector over HTTP, the watch limiter, and the cached-watch server end to end. Only what
 # those tests need is built (no test apiserver, fuzz or bench targets), at -O0.
 tsan_tests=(cache_unit_tests watch_unit_tests informer_unit_tests upstream_lister_watcher_tests proxy_unit
-  integration_test_cached_watch)
+  integration_test_cached_watch integration_test_relist)
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKCP_TSAN=ON -DKCP_DEBUG_LINES_ONLY=ON -DKCP_BENCH=OFF \
   -DKCP_TEST_APISERVER="$root/build/bin/kube-test-apiserver" "${launcher[@]}" >/dev/null
 cmake --build build-tsan -j"$jobs" --target cache_unit_tests watch_unit_tests informer_unit_tests \

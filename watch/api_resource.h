@@ -7,9 +7,10 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "cache/selectable_fields.h"
+#include "cache/selectors/selectable_fields.h"
 
 namespace watch {
 
@@ -39,5 +40,12 @@ struct ApiResource {
   // "pods" or "deployments.apps": the spelling of --cache and log lines.
   std::string displayName() const { return group.empty() ? resource : resource + "." + group; }
 };
+
+// The collection's path on the upstream: "/api/v1/namespaces/<namespace>/pods",
+// "/apis/apps/v1/deployments" ("" namespace: all), escaped as Go's URL.EscapedPath escapes a
+// path client-go sends (issue 36, finding 4). The one builder of such paths, for informers
+// and freshness probes alike.
+std::string collectionPath(std::string_view group, std::string_view version, std::string_view resource,
+                           std::string_view namespace_name);
 
 }  // namespace watch

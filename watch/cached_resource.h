@@ -9,6 +9,7 @@
 //
 // Thread-safe: every method may be called from any thread.
 
+#include <memory>
 #include <string>
 
 #include "cache/clock.h"
@@ -22,7 +23,9 @@ class WatchDispatcher;
 class FreshnessProofs;
 class ProbeFlights;
 
-class CachedResource {
+// Shared from itself: work that outlives the request that started it (a freshness probe
+// others joined) keeps it alive.
+class CachedResource : public std::enable_shared_from_this<CachedResource> {
  public:
   virtual ~CachedResource() = default;
 

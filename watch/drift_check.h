@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cache/thread_safe_store.h"
-#include "watch/lister_watcher.h"
+#include "watch/reflector/lister_watcher.h"
 
 namespace watch {
 

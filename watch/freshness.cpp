@@ -69,27 +69,22 @@ ProbeFlightPtr ProbeFlights::current(const std::string& scope) const {
   return it == flights_.end() ? nullptr : it->second;
 }
 
-void ProbeFlights::issue(const std::string& scope, const ProbeFlightPtr& flight) {
+void ProbeFlights::issue(const ProbeFlightPtr& flight) {
   std::lock_guard lock(mu_);
   flight->issued_at_ = clock_.now();
-  if (last_issued_.size() >= kMaxScopes) last_issued_.clear();  // only spaces probes
   flight->issued_.store(true, std::memory_order_release);
-  last_issued_[scope] = flight->issued_at_;
 }
 
 void ProbeFlights::land(const std::string& scope, const ProbeFlightPtr& flight, std::optional<Freshness> result) {
-  std::lock_guard lock(mu_);
-  flight->result_ = result;
-  flight->landed_.store(true, std::memory_order_release);
-  auto it = flights_.find(scope);
-  if (it != flights_.end() && it->second == flight) flights_.erase(it);
+  {
+    std::lock_guard lock(mu_);
+    flight->result_ = result;
+    flight->landed_.store(true, std::memory_order_release);
+    auto it = flights_.find(scope);
+    if (it != flights_.end() && it->second == flight) flights_.erase(it);
+  }
+  flight->landing_.notify();  // outside the lock: the waiters' callbacks post their wake-ups
 }
 
-std::optional<ProbeFlights::TimePoint> ProbeFlights::lastIssued(const std::string& scope) const {
-  std::lock_guard lock(mu_);
-  auto it = last_issued_.find(scope);
-  if (it == last_issued_.end()) return std::nullopt;
-  return it->second;
-}
 
 }  // namespace watch

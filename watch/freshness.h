@@ -4,7 +4,7 @@
 //
 // The store's RV moves only with the resource's own events and the upstream's bookmarks
 // (about one a minute), while clients carry the cluster's revision, which every write to
-// any resource moves. A probe (proxy/freshness_probe.cpp) proves more:
+// any resource moves. A probe (proxy/reads/freshness_probe.cpp) proves more:
 // - a revision fence: a consistent upstream read answered at revision Q, taken after the
 //   requests that wait on it arrived; Q is a real revision, at least as new as any write
 //   those clients saw;
@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 
+#include "cache/change_signal.h"
 #include "cache/clock.h"
 
 namespace watch {
@@ -76,8 +77,8 @@ class FreshnessProofs {
   std::map<std::string, Freshness, std::less<>> proofs_;  // guarded by mu_; scope -> latest
 };
 
-// One probe of one scope: the leader runs it and lands the result; the others poll
-// `landed()` (they may be on other io threads) and then read `result()`.
+// One probe of one scope: the leader runs it and lands the result; the others (they may
+// be on other io threads) wait for `landing()` to be notified, then read `result()`.
 class ProbeFlight {
  public:
   using TimePoint = cache::Clock::TimePoint;
@@ -86,6 +87,8 @@ class ProbeFlight {
   TimePoint issuedAt() const { return issued_at_; }
   // Valid once landed(); nullopt when the probe failed (the requests pass through).
   const std::optional<Freshness>& result() const { return result_; }
+  // Notified once, when the probe lands.
+  const cache::ChangeSignal& landing() const { return landing_; }
 
  private:
   friend class ProbeFlights;
@@ -93,6 +96,7 @@ class ProbeFlight {
   std::atomic<bool> landed_{false};
   TimePoint issued_at_{};  // written before issued_ is set
   std::optional<Freshness> result_;  // written before landed_ is set
+  cache::ChangeSignal landing_;
 };
 using ProbeFlightPtr = std::shared_ptr<ProbeFlight>;
 
@@ -114,17 +118,14 @@ class ProbeFlights {
   // The probe in flight for `scope`, if any (to wait for it to land).
   ProbeFlightPtr current(const std::string& scope) const;
   // The leader: the probe leaves now (requests arriving from here on need the next one).
-  void issue(const std::string& scope, const ProbeFlightPtr& flight);
+  void issue(const ProbeFlightPtr& flight);
   // The leader: the probe's answer; the scope is free for the next probe.
   void land(const std::string& scope, const ProbeFlightPtr& flight, std::optional<Freshness> result);
-  // When the last probe of `scope` was issued (to space back-to-back probes).
-  std::optional<TimePoint> lastIssued(const std::string& scope) const;
 
  private:
   const cache::Clock& clock_;
   mutable std::mutex mu_;
   std::map<std::string, ProbeFlightPtr> flights_;                 // guarded by mu_; scope -> in flight
-  std::map<std::string, TimePoint> last_issued_;                  // guarded by mu_
 };
 
 }  // namespace watch

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "cache/object_meta_parser.h"
-#include "cache/protobuf_object_parser.h"
+#include "cache/protobuf/protobuf_object_parser.h"
 
 namespace watch {
 
@@ -87,7 +87,7 @@ Informer::Informer(InformerOptions options, std::unique_ptr<ListerWatcher> liste
   reflector.limit_first_sync = !options_.on_demand;
   if (!options_.state_dir.empty()) {
     state_ = std::make_unique<ResourceState>(
-        options_.state_dir, stateIdentity(options_.resource, options_.namespace_scope, options_.strip_managed_fields,
+        options_.state_dir, options_.state_file, stateIdentity(options_.resource, options_.namespace_scope, options_.strip_managed_fields,
                                          options_.encoding),
         name_, options_.reflector.log, clock_);
     reflector.warm_start = [state = state_.get()](ReflectorStore& store) { return state->load(store); };

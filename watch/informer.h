@@ -18,15 +18,16 @@
 
 #include "cache/clock.h"
 #include "cache/object_parser.h"
+#include "cache/state/state_file.h"
 #include "cache/thread_safe_store.h"
 #include "watch/cached_resource.h"
 #include "watch/freshness.h"
-#include "watch/lister_watcher.h"
-#include "watch/reflector.h"
-#include "watch/relist_limiter.h"
+#include "watch/reflector/lister_watcher.h"
+#include "watch/reflector/reflector.h"
+#include "watch/reflector/relist_limiter.h"
 #include "watch/resource_state.h"
 #include "watch/store_adapter.h"
-#include "watch/watch_dispatcher.h"
+#include "watch/fanout/watch_dispatcher.h"
 
 namespace watch {
 
@@ -49,8 +50,10 @@ struct InformerOptions {
   // Started on demand (may be stopped when idle) rather than configured.
   bool on_demand = false;
   // Warm restart: the directory of the saved state (loaded before the first sync,
-  // written by saveState()); "" = off.
+  // written by saveState()); "" = off. Its files are checked against and sealed with
+  // `state_file` (the upstream's identity, the key).
   std::string state_dir;
+  cache::StateFileOptions state_file;
 };
 
 // Drift checks of one informer (watch/drift_check.h), for metrics.
@@ -99,7 +102,7 @@ class Informer final : public CachedResource {
   const ReflectorStats& reflectorStats() const { return reflector_->stats(); }
   // Readiness: listed, or warm-started and caught up with the upstream since.
   bool caughtUp() const { return reflector_->caughtUp(); }
-  // Drift repair: relist now (the store's replace diff tells downstream watchers).
+  // Drift repair: relist now (a relist that changed the store ends the watches from before it).
   void requestRelist() { reflector_->requestRelist(); }
   // Writes the current state to state_dir; false when off, not synced or failed.
   bool saveState();

@@ -4,6 +4,8 @@
 #include <exception>
 #include <utility>
 
+#include "cache/selectors/name_validation.h"
+
 namespace watch {
 namespace {
 
@@ -107,7 +109,10 @@ bool InformerManager::starting(std::string_view group, std::string_view version,
 std::shared_ptr<CachedResource> InformerManager::findLocked(std::string_view group, std::string_view version,
                                                             std::string_view resource, std::string_view namespace_name,
                                                             bool start, cache::Encoding encoding) {
-  if (stopped_ || deniedLocked(group, resource)) return nullptr;
+  // Every namespace is a DNS-1123 label: any other name (CR LF decoded from a path, issue
+  // 36, finding 4) gets no informer and no cache's answer or probe; it passes through.
+  const bool namespace_name_ok = namespace_name.empty() || cache::isDNS1123Label(namespace_name);
+  if (stopped_ || !namespace_name_ok || deniedLocked(group, resource)) return nullptr;
   const std::string gvr = gvrKey(group, version, resource);
   auto discovered = discovered_.find(gvr);
   if (discovered == discovered_.end()) {
@@ -247,6 +252,9 @@ void InformerManager::run(std::stop_token stop) {
     }
     // Stopping joins the reflector thread; the last reference then frees the store.
     for (auto& informer : stops) informer->stop();
+    // Requests waiting for a cache to start (--cache-start-wait) look again: one started,
+    // or failed, or stopped. A start's sync is its store's own signal.
+    if (!starts.empty() || !stops.empty()) informers_changed_.notify();
     stops.clear();
     rounds_.fetch_add(1, std::memory_order_release);
 
@@ -321,6 +329,7 @@ void InformerManager::startInformer(StartRequest request, std::stop_token stop) 
   options.history = options_.history;
   options.reflector = options_.reflector;
   options.state_dir = options_.state_dir;
+  options.state_file = options_.state_file;
   ApiResource& resource = options.resource;
   if (const ConfiguredResource* configured = configuredFor(resource.group, resource.resource)) {
     options.strip_managed_fields = configured->strip_managed_fields;

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "cache/clock.h"
+#include "cache/state/state_file.h"
 #include "watch/discovery.h"
 #include "watch/informer.h"
 #include "watch/informer_registry.h"
@@ -92,8 +93,10 @@ struct InformerManagerOptions {
   cache::EventHistoryOptions history;
   // Template for every reflector (backoff, watch timeouts, log sink).
   ReflectorOptions reflector;
-  // Warm restart: where each informer's state is saved and loaded; "" = off.
+  // Warm restart: where each informer's state is saved and loaded ("" = off), for which
+  // upstream and with which key.
   std::string state_dir;
+  cache::StateFileOptions state_file;
   LogSink log;
 };
 
@@ -123,6 +126,7 @@ class InformerManager final : public InformerRegistry {
   bool cacheableInProtobuf(std::string_view group, std::string_view version, std::string_view resource) override;
   bool starting(std::string_view group, std::string_view version, std::string_view resource,
                 std::string_view namespace_name, cache::Encoding encoding) override;
+  const cache::ChangeSignal* informersChanged() const override { return &informers_changed_; }
 
   // True once discovery answered and every configured resource has synced (or was
   // found not cacheable: unknown, denied, forbidden, without list/watch).
@@ -197,6 +201,7 @@ class InformerManager final : public InformerRegistry {
   std::set<std::string> awaited_;  // guarded by mu_
   bool configured_started_ = false;  // guarded by mu_
   bool stopped_ = false;             // guarded by mu_
+  cache::ChangeSignal informers_changed_;  // notified after informers start or stop (outside mu_)
 
   std::atomic<uint64_t> rounds_{0};
   std::jthread thread_;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string_view>
 
+#include "cache/change_signal.h"
 #include "cache/encoding.h"
 #include "watch/cached_resource.h"
 
@@ -44,6 +45,9 @@ class InformerRegistry {
     (void)group, (void)version, (void)resource, (void)namespace_name, (void)encoding;
     return false;
   }
+  // Notified when informers start or stop (a request waiting for a cache that is starting
+  // looks again); null when the registry never starts any.
+  virtual const cache::ChangeSignal* informersChanged() const { return nullptr; }
   // True when discovery lists group/version/resource (cacheable or not is another
   // question). Metrics label only such resources: a path is the client's to choose.
   virtual bool known(std::string_view group, std::string_view version, std::string_view resource) const {

@@ -13,9 +13,10 @@ cache::StateIdentity stateIdentity(const ApiResource& resource, const std::strin
   return {resource.group, resource.version, resource.resource, namespace_scope, std::move(transform)};
 }
 
-ResourceState::ResourceState(std::string dir, cache::StateIdentity identity, std::string name, LogSink log,
-                             const cache::Clock& clock)
+ResourceState::ResourceState(std::string dir, cache::StateFileOptions options, cache::StateIdentity identity,
+                             std::string name, LogSink log, const cache::Clock& clock)
     : path_(dir + "/" + cache::stateFileName(identity)),
+      options_(std::move(options)),
       identity_(std::move(identity)),
       name_(std::move(name)),
       log_(std::move(log)),
@@ -23,7 +24,7 @@ ResourceState::ResourceState(std::string dir, cache::StateIdentity identity, std
 
 uint64_t ResourceState::load(ReflectorStore& store) {
   const auto started = clock_.now();
-  cache::StateReadResult read = cache::readStateFile(path_, identity_);
+  cache::StateReadResult read = cache::readStateFile(path_, options_, identity_);
   if (read.problem == cache::StateFileProblem::Missing) {
     log(LogLevel::Info, "no saved state in " + path_ + "; listing");
     return 0;
@@ -59,14 +60,20 @@ uint64_t ResourceState::load(ReflectorStore& store) {
 
 bool ResourceState::save(const cache::ThreadSafeStore& store) {
   if (!store.hasSynced()) return false;
+  // A file that names no cluster could never be loaded (nor told from another's).
+  if (options_.upstream.cluster_uid.empty()) {
+    log(LogLevel::Debug, "state not saved: the upstream's cluster identity is not known");
+    return false;
+  }
   std::lock_guard lock(save_mu_);
   // The snapshot is immutable and shares its objects with the live store: the writer
   // is blocked only for the moment it takes to build it.
   const cache::SnapshotConstSharedPtr snapshot = store.snapshot();
-  auto written = cache::writeStateFile(path_, identity_, snapshot->resourceVersion(), snapshot->size(),
+  auto written = cache::writeStateFile(path_, options_, identity_, snapshot->resourceVersion(), snapshot->size(),
                                        [&](const auto& emit) {
+                                         std::string buffer;  // packed objects, one at a time
                                          snapshot->forEach([&](const cache::ObjectConstSharedPtr& object) {
-                                           emit(object->bytes());
+                                           emit(object->bytes(buffer));
                                            return true;
                                          });
                                        });

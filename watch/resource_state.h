@@ -5,9 +5,11 @@
 // snapshot, from any thread, without holding the store's lock while it writes (the
 // snapshot shares the objects; the writer keeps applying events meanwhile).
 //
-// A file that is missing starts cold quietly. A torn, truncated, corrupt, wrong-version or
-// wrong-resource file, or one whose objects the store refuses, is logged, counted in
-// stats() and ignored: the reflector lists as on a cold start. Nothing of it is served.
+// A file that is missing starts cold quietly. A torn, truncated, corrupt, wrong-version,
+// wrong-resource or other-upstream file, one not sealed with the configured key, or one
+// whose objects the store refuses, is logged, counted in stats() and ignored: the
+// reflector lists as on a cold start. Nothing of it is served. While the upstream's cluster
+// identity is unknown (cache/state/state_file.h), nothing is loaded or saved.
 
 #include <atomic>
 #include <cstdint>
@@ -16,11 +18,11 @@
 
 #include "cache/clock.h"
 #include "cache/encoding.h"
-#include "cache/state_file.h"
+#include "cache/state/state_file.h"
 #include "cache/thread_safe_store.h"
 #include "watch/api_resource.h"
-#include "watch/reflector.h"
-#include "watch/reflector_store.h"
+#include "watch/reflector/reflector.h"
+#include "watch/reflector/reflector_store.h"
 
 namespace watch {
 
@@ -39,8 +41,8 @@ cache::StateIdentity stateIdentity(const ApiResource& resource, const std::strin
 class ResourceState {
  public:
   // `name` names the resource in log lines. `clock` is borrowed and must outlive this.
-  ResourceState(std::string dir, cache::StateIdentity identity, std::string name, LogSink log,
-                const cache::Clock& clock);
+  ResourceState(std::string dir, cache::StateFileOptions options, cache::StateIdentity identity, std::string name,
+                LogSink log, const cache::Clock& clock);
 
   // Loads the saved state into `store`; returns its RV, or 0 when there is none to use.
   uint64_t load(ReflectorStore& store);
@@ -54,6 +56,7 @@ class ResourceState {
   void log(LogLevel level, const std::string& message) const;
 
   const std::string path_;
+  const cache::StateFileOptions options_;
   const cache::StateIdentity identity_;
   const std::string name_;
   const LogSink log_;

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <utility>
 
-#include "cache/protobuf_object.h"
+#include "cache/protobuf/protobuf_object.h"
 
 namespace watch {
 namespace {
@@ -58,10 +58,17 @@ StoreOutcome StoreAdapter::replace(std::vector<RawObject>&& items, uint64_t list
   auto result = store_.replace(std::move(objects), list_rv);
   if (!result) return fromStoreError(result.error());
   if (dispatcher_ != nullptr) {
-    dispatcher_->onEvents(*result);
-    dispatcher_->onBookmark(list_rv);
+    // A changed state ends the watches from before it; an unchanged one is news of the
+    // RV only, and the watches go on with a bookmark.
+    if (result->changed()) {
+      dispatcher_->onRelist(list_rv);
+    } else {
+      dispatcher_->onBookmark(list_rv);
+    }
   }
-  return StoreOutcome::applied();
+  StoreOutcome out = StoreOutcome::applied();
+  out.changed_objects = result->added + result->modified + result->deleted;
+  return out;
 }
 
 StoreOutcome StoreAdapter::apply(EventType type, RawObject&& object, uint64_t rv) {

@@ -13,8 +13,8 @@
 
 #include "cache/object_parser.h"
 #include "cache/thread_safe_store.h"
-#include "watch/reflector_store.h"
-#include "watch/watch_dispatcher.h"
+#include "watch/reflector/reflector_store.h"
+#include "watch/fanout/watch_dispatcher.h"
 
 namespace watch {
 

@@ -27,8 +27,11 @@ void UpstreamHealth::answered() {
   // The common case (up, no failure streak) costs one atomic load and no lock.
   if (up() && streak_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard lock(mu_);
+  if (!failingLocked()) return;
   streak_.store(0, std::memory_order_relaxed);
-  if (!up_.exchange(true, std::memory_order_acq_rel)) changed_.notify_all();
+  up_.store(true, std::memory_order_release);
+  recoveries_.fetch_add(1, std::memory_order_relaxed);
+  changed_.notify_all();
 }
 
 void UpstreamHealth::failed(std::string_view detail) {
@@ -40,6 +43,8 @@ void UpstreamHealth::failed(std::string_view detail) {
   if (streak >= options_.failure_threshold && up_.exchange(false, std::memory_order_acq_rel)) {
     outages_.fetch_add(1, std::memory_order_relaxed);
     down_since_ = clock_.now();
+    changed_.notify_all();
+  } else if (streak == 1) {
     changed_.notify_all();  // the prober starts probing
   }
 }
@@ -60,11 +65,19 @@ bool UpstreamHealth::waitUntilUp(cache::Clock::Duration timeout, std::stop_token
   return clock_.waitFor(lock, changed_, timeout, stop, [this] { return up(); });
 }
 
+bool UpstreamHealth::waitForRecovery(cache::Clock::Duration timeout, std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  // Counted under mu_ by the answer that ends a streak, which notifies.
+  const uint64_t since = recoveries_.load(std::memory_order_relaxed);
+  return clock_.waitFor(lock, changed_, timeout, stop,
+                        [this, since] { return recoveries_.load(std::memory_order_relaxed) > since; });
+}
+
 void UpstreamHealth::proberLoop(std::stop_token stop, Probe probe) {
   while (!stop.stop_requested()) {
     {
       std::unique_lock lock(mu_);
-      changed_.wait(lock, stop, [this] { return !up(); });
+      changed_.wait(lock, stop, [this] { return failingLocked(); });
     }
     if (stop.stop_requested()) return;
     if (probe()) {
@@ -72,7 +85,7 @@ void UpstreamHealth::proberLoop(std::stop_token stop, Probe probe) {
       continue;
     }
     std::unique_lock lock(mu_);
-    clock_.waitFor(lock, changed_, options_.probe_interval, stop, [this] { return up(); });
+    clock_.waitFor(lock, changed_, options_.probe_interval, stop, [this] { return !failingLocked(); });
   }
 }
 

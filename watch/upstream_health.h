@@ -8,9 +8,10 @@
 //   between. Pass-through requests then fail fast with a 503 instead of each waiting for
 //   its own connect timeout, and reflectors sleep until the upstream is back instead of
 //   retrying on their backoff.
-// - While down, a prober (set by cmd: one cheap request) runs every `probe_interval`;
-//   the first answer from anyone (prober, reflector, pass-through) closes the breaker
-//   and wakes every waiter, so recovery takes at most one probe interval.
+// - While down, and from the first failure of a streak on, a prober (set by cmd: one
+//   cheap request) runs every `probe_interval`; the first answer from anyone (prober,
+//   reflector, pass-through) ends the streak, closes the breaker and wakes every waiter,
+//   so recovery is noticed within one probe interval.
 //
 // "Answer" means any HTTP response, whatever its status: the upstream is reachable then.
 // "Failure" means no response at all: connection refused, reset, timed out, TLS failure.
@@ -74,14 +75,22 @@ class UpstreamHealth {
   // Waits until the upstream is up, `timeout` passed or `stop` was requested. Returns
   // true when up.
   bool waitUntilUp(cache::Clock::Duration timeout, std::stop_token stop);
+  // Waits `timeout`, or less: until the upstream answers again after failures that were
+  // going on when the wait began or began during it (a reflector's backoff after its
+  // connection failed: the apiserver restarting). Returns true when it ended so; false
+  // when the time passed or `stop` was requested.
+  bool waitForRecovery(cache::Clock::Duration timeout, std::stop_token stop);
 
  private:
   void proberLoop(std::stop_token stop, Probe probe);
+  // Down, or failures without an answer since: what the prober probes for. Under mu_.
+  bool failingLocked() const { return !up() || streak_.load(std::memory_order_relaxed) > 0; }
 
   cache::Clock& clock_;
   const UpstreamHealthOptions options_;
   std::atomic<bool> up_{true};
   std::atomic<uint64_t> outages_{0};
+  std::atomic<uint64_t> recoveries_{0};  // answers that ended a failure streak; written under mu_
   std::atomic<uint64_t> failures_{0};
   mutable std::mutex mu_;
   std::condition_variable_any changed_;

@@ -5,6 +5,9 @@
 // (issue 16, finding 8). A token bucket per address: `burst` failures at once, then `rate`
 // per second; beyond that, unknown tokens from the address get 429 without a review.
 // Known tokens (in the decision cache) are never held back: they cost nothing upstream.
+// Nor is a token the proxy has seen succeed before, once its cached answer expired: an
+// attacker behind the same address (NAT, a node's IP) must not lock a good user out; and
+// only a denial that cost a review spends the budget (a remembered one cost nothing).
 //
 // Thread-safe; bounded: at `max_addresses` the table starts over (a forgotten address
 // only gets a fresh budget).
@@ -15,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "cache/clock.h"
 
@@ -33,6 +37,17 @@ class FailureLimiter {
     if (it == buckets_.end()) return false;
     refill(it->second);
     return it->second.tokens < 1.0;
+  }
+
+  // A token (its digest) authenticated: never held back by an address's budget again.
+  void succeeded(const std::string& token_key) {
+    std::lock_guard lock(mu_);
+    if (succeeded_.size() >= max_addresses_) succeeded_.clear();  // bounded like the buckets
+    succeeded_.insert(token_key);
+  }
+  bool succeededBefore(const std::string& token_key) const {
+    std::lock_guard lock(mu_);
+    return succeeded_.count(token_key) > 0;
   }
 
   // A failed authentication from `address`.
@@ -60,8 +75,9 @@ class FailureLimiter {
   const double burst_;
   const size_t max_addresses_;
   const cache::Clock& clock_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::unordered_map<std::string, Bucket> buckets_;  // guarded by mu_
+  std::unordered_set<std::string> succeeded_;        // guarded by mu_: token digests
 };
 
 }  // namespace proxy::auth

@@ -23,14 +23,21 @@ std::optional<Status> admitCertificateUser(const UserInfo& user, bool impersonat
 
 bool refuseNewToken(GatewayAuth& gateway, FailureLimiter& failures, const std::string& token,
                     const std::string& client_ip) {
-  return !gateway.tokens().find(GatewayAuth::tokenKey(token)) && failures.exhausted(client_ip);
+  const std::string key = GatewayAuth::tokenKey(token);
+  return !gateway.tokens().find(key) && !failures.succeededBefore(key) && failures.exhausted(client_ip);
 }
 
-std::variant<UserInfo, Status> afterTokenReview(const TokenReviewResult& review, FailureLimiter& failures,
+std::variant<UserInfo, Status> afterTokenReview(const TokenReviewResult& review, bool reviewed_now,
+                                                   FailureLimiter& failures, const std::string& token,
                                                    const std::string& client_ip) {
   if (review.throttled) return tooManyRequestsStatus();
-  if (review.authenticated) return review.user;
-  failures.failed(client_ip);
+  if (review.authenticated) {
+    failures.succeeded(GatewayAuth::tokenKey(token));
+    return review.user;
+  }
+  // A remembered denial cost no review: it does not spend the address's budget, so an
+  // attacker repeating a bad token cannot exhaust it for the address's other users.
+  if (reviewed_now) failures.failed(client_ip);
   return unauthorizedStatus();
 }
 

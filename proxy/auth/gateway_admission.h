@@ -15,7 +15,7 @@
 #include "proxy/auth/gateway_auth.h"
 #include "proxy/auth/reviews.h"
 #include "proxy/auth/user_info.h"
-#include "proxy/header_filter.h"
+#include "proxy/http/header_filter.h"
 #include "proxy/request_info.h"
 
 namespace proxy::auth {
@@ -27,13 +27,16 @@ std::optional<Status> admitCertificateUser(const UserInfo& user, bool impersonat
 
 // An address that keeps presenting tokens the upstream refuses gets the apiserver's own
 // 429 for new tokens instead of costing a TokenReview each (issue 16, finding 8): true
-// when `token` is not remembered and `client_ip` has no failures left.
+// when `token` is not remembered, never succeeded before, and `client_ip` has no failures
+// left.
 bool refuseNewToken(GatewayAuth& gateway, FailureLimiter& failures, const std::string& token,
                     const std::string& client_ip);
 
 // The user a TokenReview authenticated, or the refusal: 429 when it was not asked
-// (throttled), 401 when it failed (counted against `client_ip`).
-std::variant<UserInfo, Status> afterTokenReview(const TokenReviewResult& review, FailureLimiter& failures,
+// (throttled), 401 when it failed (counted against `client_ip` when the review was asked
+// now, `reviewed_now`, rather than remembered). A success is remembered for `token`.
+std::variant<UserInfo, Status> afterTokenReview(const TokenReviewResult& review, bool reviewed_now,
+                                                   FailureLimiter& failures, const std::string& token,
                                                    const std::string& client_ip);
 
 // Whether the proxy may answer `info` from its cache, and so reviews it. A client

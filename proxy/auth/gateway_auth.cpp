@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
-#include "cache/field_error.h"
+#include "cache/selectors/field_error.h"
+#include "cache/selectors/name_validation.h"
 
 namespace proxy::auth {
 namespace {
@@ -26,7 +27,7 @@ GatewayAuth::GatewayAuth(const GatewayAuthOptions& options, const cache::Clock& 
     : tokens_(options.authentication_ttl, options.max_entries, clock),
       access_(options.authorization_ttl, options.max_entries, clock) {}
 
-std::string GatewayAuth::bearerToken(const HeaderList& headers) {
+std::string GatewayAuth::bearerToken(const HeaderFields& headers) {
   const std::string_view value = findHeader(headers, "Authorization");
   // The apiserver's bearer authenticator: scheme "bearer" in any case, one space-free token.
   if (value.size() < 7) return "";
@@ -40,9 +41,9 @@ std::string GatewayAuth::bearerToken(const HeaderList& headers) {
   return std::string(token);
 }
 
-bool GatewayAuth::wantsImpersonation(const HeaderList& headers) {
+bool GatewayAuth::wantsImpersonation(const HeaderFields& headers) {
   for (const auto& [name, value] : headers) {
-    if (name.size() >= 12 && headerNameEquals(std::string_view(name).substr(0, 12), "Impersonate-")) return true;
+    if (name.size() >= 12 && headerNameEquals(name.substr(0, 12), "Impersonate-")) return true;
   }
   return false;
 }
@@ -75,13 +76,15 @@ std::string GatewayAuth::accessKey(const UserInfo& user, const AccessAttributes&
   return key;
 }
 
+bool GatewayAuth::keepsDecision(const UserInfo& user, const AccessReviewResult& result) {
+  if (result.allowed) return true;
+  for (const auto& group : user.groups)
+    if (group == "system:nodes") return false;
+  return true;
+}
+
 bool GatewayAuth::reviewableNames(const RequestInfo& info) {
-  const std::string& ns = info.namespace_;
-  auto alphanumeric = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!ns.empty()) {
-    if (ns.size() > 63 || !alphanumeric(ns.front()) || !alphanumeric(ns.back())) return false;
-    if (!std::all_of(ns.begin(), ns.end(), [&](char c) { return alphanumeric(c) || c == '-'; })) return false;
-  }
+  if (!info.namespace_.empty() && !cache::isDNS1123Label(info.namespace_)) return false;
   const std::string& name = info.name;
   if (name.size() > 253 || (!name.empty() && !isValidPathSegmentName(name))) return false;
   return std::all_of(name.begin(), name.end(), [](char c) { return c > 0x20 && c < 0x7f; });

@@ -14,7 +14,7 @@
 #include "proxy/auth/decision_cache.h"
 #include "proxy/auth/reviews.h"
 #include "proxy/auth/user_info.h"
-#include "proxy/header_filter.h"
+#include "proxy/http/header_filter.h"
 #include "proxy/request_info.h"
 
 namespace proxy::auth {
@@ -34,11 +34,19 @@ class GatewayAuth {
   explicit GatewayAuth(const GatewayAuthOptions& options, const cache::Clock& clock = cache::RealClock::instance());
 
   // The bearer token of an "Authorization: Bearer <token>" header, "" when absent.
-  static std::string bearerToken(const HeaderList& headers);
+  static std::string bearerToken(const HeaderFields& headers);
   // True when the client asks for impersonation (Impersonate-* headers).
-  static bool wantsImpersonation(const HeaderList& headers);
+  static bool wantsImpersonation(const HeaderFields& headers);
   static std::string tokenKey(const std::string& token);
   static std::string accessKey(const UserInfo& user, const AccessAttributes& attrs);
+  // Whether a definitive SubjectAccessReview outcome for `user` may be reused for the
+  // authorization TTL. Not a node's denial: the Node authorizer decides from the graph of
+  // pods bound to the node, which changes with every binding, and a kubelet asks for a new
+  // pod's secrets and configmaps as soon as it sees the pod, often before the apiserver's
+  // graph has it; a remembered denial held the pod's volumes back for the whole TTL and the
+  // kubelet's back-off after it (pod startup p99 23 s through the gateway at 50 nodes, 6 s
+  // directly). RBAC's answers change only when an operator changes RBAC.
+  static bool keepsDecision(const UserInfo& user, const AccessReviewResult& result);
   // Whether `info`'s namespace and name could name an object at all: the namespace a
   // DNS-1123 label (ValidateNamespaceName), the name one printable-ASCII path segment of
   // at most 253 bytes (the longest name object validation lets through for the types the

@@ -7,7 +7,7 @@
 
 #include <httplib.h>
 
-#include "cache/protobuf_list.h"
+#include "cache/protobuf/protobuf_list.h"
 
 namespace proxy::upstream {
 namespace {
@@ -28,6 +28,21 @@ bool deliverFrames(std::string& pending, const watch::LineCallback& on_line, uin
   }
   pending.erase(0, pending.size() - rest.size());
   return !too_long;
+}
+
+// The same for a JSON stream: each complete line (without its CR) to `on_line`; false when
+// the callback cancels.
+bool deliverLines(std::string& pending, const watch::LineCallback& on_line, uint64_t& delivered) {
+  size_t start = 0;
+  for (size_t newline; (newline = pending.find('\n', start)) != std::string::npos; start = newline + 1) {
+    std::string_view line(pending.data() + start, newline - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    ++delivered;
+    if (!on_line(line)) return false;
+  }
+  pending.erase(0, start);
+  return true;
 }
 
 void appendEncoded(std::string& out, std::string_view value) {
@@ -106,6 +121,17 @@ watch::ListResponse HttpListerWatcher::list(const watch::ListOptions& opts, std:
   return {result->status, std::move(result->body), ""};
 }
 
+void HttpListerWatcher::endWithoutAnswer(watch::WatchResult& out, int status, const std::string& error) const {
+  // No answer at all (refused, reset, timed out): the breaker counts it; a stream that
+  // broke after its headers only ended.
+  if (auto* health = connector_->health(); health && status == 0) {
+    health->failed("watch " + collection_path_ + ": no answer (" + error + ")");
+  }
+  out.end = watch::WatchEnd::TransportError;
+  out.status = status;
+  out.transport_error = error;
+}
+
 watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, const watch::LineCallback& on_line,
                                             std::stop_token stop) {
   watch::WatchResult out;
@@ -151,22 +177,10 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
       canceled = !go_on && !frame_too_long;
       return go_on;
     }
-    size_t start = 0;
-    for (size_t newline; (newline = pending.find('\n', start)) != std::string::npos; start = newline + 1) {
-      std::string_view line(pending.data() + start, newline - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (line.empty()) continue;
-      ++out.lines;
-      if (!on_line(line)) {
-        canceled = true;
-        return false;
-      }
-    }
-    pending.erase(0, start);
-    return true;
+    canceled = !deliverLines(pending, on_line, out.lines);
+    return !canceled;
   };
   auto result = client->Get(requestTarget(opts, true), headers, on_response, on_data);
-
   if (stop.stop_requested()) {
     out.end = watch::WatchEnd::Stopped;
   } else if (canceled) {
@@ -180,14 +194,7 @@ watch::WatchResult HttpListerWatcher::watch(const watch::ListOptions& opts, cons
     out.status = status;
     out.body = std::move(error_body);
   } else if (!result) {
-    // No answer at all (refused, reset, timed out): the breaker counts it; a stream that
-    // broke after its headers only ended.
-    if (auto* health = connector_->health(); health && status == 0) {
-      health->failed("watch " + collection_path_ + ": no answer (" + httplib::to_string(result.error()) + ")");
-    }
-    out.end = watch::WatchEnd::TransportError;
-    out.status = status;
-    out.transport_error = httplib::to_string(result.error());
+    endWithoutAnswer(out, status, httplib::to_string(result.error()));
   } else {
     out.end = watch::WatchEnd::Closed;
     out.status = status;

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "proxy/upstream/upstream_connector.h"
-#include "proxy/upstream_options.h"
-#include "watch/lister_watcher.h"
+#include "proxy/upstream/upstream_options.h"
+#include "watch/reflector/lister_watcher.h"
 
 namespace httplib {
 class ClientImpl;
@@ -60,6 +60,9 @@ class HttpListerWatcher final : public watch::ListerWatcher {
 
  private:
   std::string requestTarget(const watch::ListOptions& opts, bool watch) const;
+  // A watch that got no answer (`status` 0) or broke: the transport error, counted by the
+  // breaker when nothing answered.
+  void endWithoutAnswer(watch::WatchResult& out, int status, const std::string& error) const;
 
   std::shared_ptr<UpstreamConnector> connector_;
   std::string collection_path_;

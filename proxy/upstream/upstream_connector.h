@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "proxy/bearer_token_source.h"
-#include "proxy/upstream_options.h"
+#include "proxy/upstream/bearer_token_source.h"
+#include "proxy/upstream/upstream_options.h"
 #include "watch/upstream_health.h"
 
 namespace httplib {

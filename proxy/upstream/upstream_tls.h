@@ -1,6 +1,6 @@
 #pragma once
 // The one place that decides how a TLS connection to the apiserver is set up, for both
-// upstream clients: the pass-through's connection pool (Beast, proxy/upstream_pool.cpp)
+// upstream clients: the pass-through's connection pool (Beast, proxy/upstream/upstream_pool.cpp)
 // and the reflectors' and discovery's clients (cpp-httplib, upstream_connector.cpp).
 // Each hands its OpenSSL context here:
 // - TLS 1.2 or later (the apiserver accepts nothing older);
@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "proxy/upstream_options.h"
+#include "proxy/upstream/upstream_options.h"
 
 typedef struct ssl_ctx_st SSL_CTX;
 

@@ -6,8 +6,9 @@
 #include <sstream>
 #include <thread>
 
-#include "api_server.h"
-#include "http_server.h"
+#include "tests/apiserver/features/feature_gates.h"
+#include "tests/apiserver/handlers/api_server.h"
+#include "tests/apiserver/http/http_server.h"
 
 namespace {
 
@@ -22,6 +23,8 @@ Usage: kube-test-apiserver [flags]
   --tls-private-key-file F   private key for --tls-cert-file (PEM)
   --client-ca-file FILE      require client certificates signed by this CA
   --token TOKEN              require "Authorization: Bearer TOKEN" (401 otherwise)
+  --feature-gates SPEC       Name=true,... as kube-apiserver's; known: ShardedListAndWatch
+                             (off by default: shardSelector is then ignored)
   --authn                    authenticate and authorize every API request (except /control/,
                              /healthz, /livez, /readyz) as the apiserver does: bearer tokens of
                              fixed test identities, fixed RBAC-like rules, impersonation headers;
@@ -52,12 +55,25 @@ Test identities (bearer token -> user [groups]; all also in system:authenticated
 
 Control endpoints (with --enable-control; any method, answers JSON):
   GET  /control/counters              requests per verb+resource, open watch streams per
-                                      resource, total lists and watches, current RV, and the
-                                      last 100 watches (resource, RV, sendInitialEvents)
-  POST /control/compact               drop the event history now (older RVs get 410)
+                                      resource, total lists and watches, current RV, the
+                                      compacted RV, the oldest RV a watch resumes from, and
+                                      the last 100 watches (resource, RV, sendInitialEvents)
+  POST /control/compact               drop the event history now (older RVs get 410: watches,
+                                      Exact LISTs and continue tokens alike; a real etcd
+                                      compaction alone leaves the watch cache's window)
   POST /control/drop-watches          close every open watch stream (silently, like W6)
   POST /control/refuse?seconds=N      close connections and answer nothing for N seconds
-  POST /control/slow?ms=N             delay every response by N ms (0 turns it off)
+  POST /control/restart?seconds=N     a kube-apiserver restart as clients see it: open
+                                      watches are cut (no last chunk, no close frame), every
+                                      connection drops, none is served for N seconds (default
+                                      0); the caches restart one revision past the last
+                                      (the new process's own writes), the answer's
+                                      restartResourceVersion M: a watch resumed from any
+                                      older RV gets the 410 ERROR event too old resource
+                                      version: RV (M). LISTs at any RV, RV unset/0 watches
+                                      and watch-lists still answer
+  POST /control/slow?ms=N[&path=P]    delay every response by N ms (0 turns it off); with
+                                      P only those to paths starting with P
   POST /control/load?resource=pods&count=N&namespaces=K&nodes=M
                                       bulk-create realistic objects (pods ~5 KB with labels,
                                       annotations, managedFields, ownerReferences) spread
@@ -113,6 +129,10 @@ Flags parseFlags(int argc, char** argv) {
     else if (a == "--tls-private-key-file") f.http.tls_key_file = next();
     else if (a == "--client-ca-file") f.http.client_ca_file = next();
     else if (a == "--token") f.api.token = next();
+    else if (a == "--feature-gates") {
+      std::string error;
+      if (!testapi::setFeatureGates(next(), error)) throw std::runtime_error("--feature-gates: " + error);
+    }
     else if (a == "--authn") f.api.authn = true;
     else if (a == "--resources") f.resources = next();
     else if (a == "--bookmark-interval") {

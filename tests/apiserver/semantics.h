@@ -16,7 +16,7 @@
 
 #include <rapidjson/document.h>
 
-#include "api_types.h"
+#include "tests/apiserver/api_types.h"
 
 namespace testapi {
 
@@ -37,6 +37,7 @@ struct ListOptions {
   std::string continue_token;
   std::string label_selector;
   std::string field_selector;
+  std::string shard_selector;  // KEP-5866, read only when the ShardedListAndWatch gate is on
   bool allow_watch_bookmarks = false;
   std::optional<bool> send_initial_events;  // absent vs false matters (W9)
   int64_t timeout_seconds = 0;

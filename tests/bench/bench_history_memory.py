@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Memory under churn (issue 20): the watch history's old versions, kept as received
-(the build before, and this build with --store-encoding plain) or packed (this build's
-default, --store-encoding history; and --store-encoding compressed, current objects too),
+(the build before, and this build with --store-encoding plain) or packed (--store-encoding
+history; and this build's default, --store-encoding compressed, current objects too),
 measured in one run against one test apiserver.
 
 5,000 realistic pods (~4.6 KB each, with managedFields) plus the test apiserver's churn
@@ -13,7 +13,7 @@ watch resumed from the oldest RV the window keeps (every version in it).
 
 Not a test; the numbers go to docs/benchmarks.md.
 
-  KCP_BIN_DIR=build/bin /usr/bin/python3 tests/bench/bench_history_memory.py BEFORE_PROXY_BIN
+  KCP_BIN_DIR=build/bin /usr/bin/python3 tests/bench/bench_history_memory.py [BEFORE_PROXY_BIN]
   BENCH_PODS=5000 BENCH_RATE=200 BENCH_SECONDS=200 (defaults)
 """
 import http.client
@@ -82,15 +82,18 @@ def resume(px, rv, until_rv):
 
 
 def main():
-    before_bin = sys.argv[1]
+    before_bin = sys.argv[1] if len(sys.argv) > 1 else None  # optional
     procs = harness.Processes()
     try:
         base = loaded_apiserver(procs, PODS)
         proxies = []
-        for label, binary, extra in (("before", before_bin, []),
+        for label, binary, extra in (("before", before_bin, None),
                                      ("plain", harness.PROXY_BIN, ["--store-encoding", "plain"]),
-                                     ("packed", harness.PROXY_BIN, []),
-                                     ("compressed", harness.PROXY_BIN, ["--store-encoding", "compressed"])):
+                                     ("history", harness.PROXY_BIN, ["--store-encoding", "history"]),
+                                     ("compressed", harness.PROXY_BIN, [])):  # the default (issue 37)
+            if binary is None:
+                continue
+            extra = extra or []
             px = start_proxy(procs, binary, base, ["--cache", "pods,configmaps", "--cache-on-demand=false"] + extra)
             proxies.append((label, px))
         json_mb = gauges(proxies[-2][1]).get("json_bytes", 0) / 1e6

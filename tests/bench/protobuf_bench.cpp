@@ -1,5 +1,5 @@
 // Which protobuf wire reader (issue 18, docs/design.md "Protobuf reader"): the ObjectMeta
-// of one object read with libprotobuf-lite's CodedInputStream (cache/protobuf_object.h)
+// of one object read with libprotobuf-lite's CodedInputStream (cache/protobuf/protobuf_object.h)
 // against a minimal hand-rolled varint walk doing the same work (name, namespace, RV and
 // labels as views), and the JSON extractor on the same object for scale.
 //
@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "cache/object_meta_parser.h"
-#include "cache/protobuf_object.h"
+#include "cache/protobuf/protobuf_object.h"
 
 namespace {
 

@@ -184,7 +184,14 @@ class HelmChartTest(unittest.TestCase):
         self.assertIn("--v=2", container["args"])
         self.assertIn("/var/lib/kube-cache-proxy", [m["mountPath"] for m in container["volumeMounts"]])
         (cm,) = by_kind(docs, "ConfigMap")
-        self.assertEqual(yaml.safe_load(cm["data"]["config.yaml"])["state-dir"], "/var/lib/kube-cache-proxy")
+        config = yaml.safe_load(cm["data"]["config.yaml"])
+        # A folder the proxy creates 0700 in the volume; no key unless a Secret is named.
+        self.assertEqual(config["state-dir"], "/var/lib/kube-cache-proxy/state")
+        self.assertNotIn("state-key-file", config)
+        # Saved state names its cluster: reading kube-system's UID is granted, nothing more.
+        (role,) = by_kind(docs, "ClusterRole")
+        self.assertIn({"apiGroups": [""], "resources": ["namespaces"], "resourceNames": ["kube-system"], "verbs": ["get"]},
+                      role["rules"])
 
     def test_state_dir_on_a_persistent_volume_claim_and_drift_checks(self):
         docs = template("--set", "stateDir.enabled=true", "--set", "stateDir.persistentVolumeClaim=kcp-state",
@@ -197,6 +204,19 @@ class HelmChartTest(unittest.TestCase):
         config = yaml.safe_load(cm["data"]["config.yaml"])
         self.assertEqual(config["state-save-interval"], "5m")
         self.assertEqual(config["drift-check-interval"], "10m")
+        self.assertNotIn("state-key", volumes)
+
+    def test_state_sealed_with_a_key_from_a_secret(self):
+        docs = template("--set", "stateDir.enabled=true", "--set", "stateDir.keySecret=kcp-state-key")
+        (deploy,) = by_kind(docs, "Deployment")
+        volumes = {v["name"]: v for v in deploy["spec"]["template"]["spec"]["volumes"]}
+        self.assertEqual(volumes["state-key"]["secret"]["secretName"], "kcp-state-key")
+        (container,) = deploy["spec"]["template"]["spec"]["containers"]
+        mounts = {m["name"]: m for m in container["volumeMounts"]}
+        self.assertTrue(mounts["state-key"]["readOnly"])
+        (cm,) = by_kind(docs, "ConfigMap")
+        config = yaml.safe_load(cm["data"]["config.yaml"])
+        self.assertEqual(config["state-key-file"], mounts["state-key"]["mountPath"] + "/key")
 
     def test_bad_values_are_refused_with_a_message_naming_the_value(self):
         cases = [

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cache/continue_token.h"
+#include "cache/query/continue_token.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cache/label_selector.h"
+#include "cache/selectors/label_selector.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cache/list_options.h"
+#include "cache/query/list_options.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -9,7 +9,7 @@
 
 #include "fuzz_check.h"
 #include "object_checks.h"
-#include "watch/list_page_decoder.h"
+#include "watch/reflector/list_page_decoder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

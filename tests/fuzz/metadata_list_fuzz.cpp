@@ -1,4 +1,4 @@
-// An upstream PartialObjectMetadataList as a freshness probe reads it (issue #15): the
+// An upstream PartialObjectMetadataList, JSON or protobuf, as a freshness probe reads it (issue #15): the
 // parser may refuse anything, but must never crash, and what it accepts is a revision
 // with non-empty keys and RVs that are revisions (contract R1).
 #include <cstddef>
@@ -7,14 +7,15 @@
 #include <string_view>
 
 #include "cache/metadata_list.h"
+#include "cache/protobuf/protobuf_metadata_list.h"
 #include "fuzz_check.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string_view input(reinterpret_cast<const char*>(data), size);
-  const auto list = cache::parseMetadataList(input);
+namespace {
+
+void check(const cache::Result<cache::MetadataList>& list) {
   if (!list) {
     FUZZ_CHECK(!list.error().message.empty());
-    return 0;
+    return;
   }
   FUZZ_CHECK(list->resource_version > 0);
   for (const auto& [key, rv] : list->items) {
@@ -22,5 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The key is "<namespace>/<name>" or "<name>", and the name is never empty.
     FUZZ_CHECK(!key.empty());
   }
+}
+
+}  // namespace
+
+// The same input as JSON and as protobuf: the probe reads whichever the upstream chose.
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  check(cache::parseMetadataList(input));
+  check(cache::protobuf::parseMetadataList(input));
   return 0;
 }

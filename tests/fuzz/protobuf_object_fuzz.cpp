@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cache/protobuf_list.h"
-#include "cache/protobuf_object.h"
-#include "cache/protobuf_object_parser.h"
-#include "cache/selectable_fields.h"
+#include "cache/protobuf/protobuf_list.h"
+#include "cache/protobuf/protobuf_object.h"
+#include "cache/protobuf/protobuf_object_parser.h"
+#include "cache/selectors/selectable_fields.h"
 #include "fuzz_check.h"
 
 namespace {
@@ -44,11 +44,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static cache::ProtobufObjectParser parser({cache::FieldSpec::forBuiltin("", "v1", "pods", true), false});
   static cache::ProtobufObjectParser stripping({cache::FieldSpec::forBuiltin("", "v1", "events", true), true});
   if (auto parsed = parser.parseObject(object)) {
-    FUZZ_CHECK((*parsed)->bytes() == object);
+    FUZZ_CHECK((*parsed)->plainBytes() == object);
     const auto spliced = (*parsed)->withResourceVersion((*parsed)->resourceVersion() + 1);
     FUZZ_CHECK(spliced->resourceVersion() == (*parsed)->resourceVersion() + 1);
   }
-  if (auto parsed = stripping.parseObject(object)) FUZZ_CHECK((*parsed)->bytes().size() <= object.size());
+  if (auto parsed = stripping.parseObject(object)) FUZZ_CHECK((*parsed)->plainBytes().size() <= object.size());
   (void)parser.parseWatchEvent(input);
   std::string_view stream = input;
   bool malformed = false;

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "cache/query_values.h"
+#include "cache/query/query_values.h"
 #include "fuzz_check.h"
 #include "proxy/query_params.h"
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "proxy/request_filter.h"
+#include "proxy/server/request_filter.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "cache/query_values.h"
+#include "cache/query/query_values.h"
 #include "fuzz_check.h"
 #include "proxy/request_info.h"
 
@@ -39,14 +39,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view method = kMethods[data[0] % std::size(kMethods)];
   const std::string_view target(reinterpret_cast<const char*>(data) + 1, size - 1);
-  const proxy::RequestInfo info = proxy::RequestInfo::parse(method, target);
+  const size_t qmark = target.find('?');
+  const cache::QueryValues query =
+      cache::QueryValues::parse(qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1));
+  const proxy::RequestInfo info = proxy::RequestInfo::parse(method, target, query);
 
   // The path is Go's decoded URL.Path; a malformed escape leaves it raw and unclassified.
   const std::string_view raw_path = target.substr(0, target.find('?'));
   const std::optional<std::string> decoded = cache::pathUnescape(raw_path);
   FUZZ_CHECK(info.path == (decoded ? *decoded : std::string(raw_path)));
   if (!decoded) FUZZ_CHECK(!info.is_resource_request);
-  const proxy::RequestInfo again = proxy::RequestInfo::parse(method, target);
+  const proxy::RequestInfo again = proxy::RequestInfo::parse(method, target, query);
   FUZZ_CHECK(again.verb == info.verb && again.name == info.name && again.parts == info.parts);
   if (!info.is_resource_request) {
     FUZZ_CHECK(info.resource.empty() && info.name.empty() && info.namespace_.empty());

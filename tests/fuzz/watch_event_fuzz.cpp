@@ -10,7 +10,7 @@
 
 #include "fuzz_check.h"
 #include "object_checks.h"
-#include "watch/watch_event_decoder.h"
+#include "watch/reflector/watch_event_decoder.h"
 
 namespace {
 

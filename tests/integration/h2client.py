@@ -45,9 +45,10 @@ class H2Client:
         self.stalled = set()  # stream ids whose DATA is not acknowledged
 
     def request(self, method, path, headers=None, body=None, authority="127.0.0.1"):
+        """`headers`: a dict, or a list of (name, value) for a name that repeats."""
         stream_id = self.conn.get_next_available_stream_id()
         fields = [(":method", method), (":path", path), (":scheme", "https" if self.alpn else "http"),
-                  (":authority", authority)] + list((headers or {}).items())
+                  (":authority", authority)] + list(headers.items() if isinstance(headers, dict) else headers or [])
         self.conn.send_headers(stream_id, fields, end_stream=body is None)
         if body is not None:
             self.conn.send_data(stream_id, body, end_stream=True)

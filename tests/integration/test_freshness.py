@@ -223,6 +223,72 @@ class FreshnessTest(unittest.TestCase):
         self.assertTrue(headers.get("X-Kube-Cache-Proxy", "").startswith("cache"), headers)
 
 
+class LargeIdleScopeTest(unittest.TestCase):
+    """C1 for a scope over 1,000 objects that does not move (idle configmaps while the
+    cluster writes elsewhere): a consistent LIST is proven by the scope's metadata, which
+    costs the upstream a tenth of the list it saves; a consistent GET there is not worth a
+    proof of 1,500 objects and passes through."""
+
+    @classmethod
+    def setUpClass(cls):
+        start_idle_cluster(cls, 0)
+        # Bulk-loaded objects of one resource (a control endpoint, not 1,500 POSTs).
+        status, body = clients.request(cls.base + "/control/load?resource=configmaps&count=1500&namespaces=1", "POST")
+        assert status == 200, body
+
+    def test_C1_a_consistent_list_of_a_large_idle_scope_comes_from_memory(self):
+        c = Connection(self.proxy.port)
+        self.addCleanup(c.close)
+        want = sorted(i["metadata"]["name"] for i in json.loads(clients.request(self.base + "/api/v1/configmaps")[1])["items"])
+        self.assertGreater(len(want), 1000)
+        for _ in range(3):
+            FreshnessTest.write_secret(self)  # the cluster moves elsewhere; configmaps stay idle
+            status, headers, body = c.call("GET", "/api/v1/configmaps")
+            self.assertEqual(status, 200)
+            self.assertTrue(headers.get("X-Kube-Cache-Proxy", "").startswith("cache"), headers)
+            self.assertEqual(sorted(i["metadata"]["name"] for i in json.loads(body)["items"]), want)
+        one = want[0]
+        ns = json.loads(clients.request(self.base + "/api/v1/configmaps")[1])["items"][0]["metadata"]["namespace"]
+        status, headers, _ = c.call("GET", "/api/v1/namespaces/%s/configmaps/%s" % (ns, one))
+        self.assertEqual(status, 200)
+        self.assertEqual(headers.get("X-Kube-Cache-Proxy"), "upstream")
+
+
+class AbandonedReadsTest(unittest.TestCase):
+    """Issue 34, cancellation end to end: consistent reads waiting for a probe that the
+    slow upstream holds end when their clients leave (their connections released within
+    1 s), while the probe itself runs on for whoever else waits; before, each held its
+    connection until the probe landed."""
+
+    @classmethod
+    def setUpClass(cls):
+        start_idle_cluster(cls, 3)
+
+    def open_connections(self):
+        text = harness.http_get(self.proxy.host, self.proxy.port, "/metrics")[2].decode()
+        m = re.search(r"^kube_cache_proxy_open_connections (\S+)$", text, re.M)
+        return int(float(m.group(1))) - 1  # less the connection asking
+
+    def test_abandoned_consistent_reads_release_their_connections_within_1s(self):
+        import socket
+        import time
+        baseline = self.open_connections()
+        clients.request(self.base + "/control/slow?ms=4000", "POST", b"{}")
+        self.addCleanup(clients.request, self.base + "/control/slow?ms=0", "POST", b"{}")
+        readers = []
+        for i in range(20):
+            s = socket.create_connection((self.proxy.host, self.proxy.port))
+            s.sendall(("GET %s/cm-%d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % (CMS, i % 3)).encode())
+            readers.append(s)
+        harness.wait_for(lambda: self.open_connections() >= baseline + 20, timeout=5,
+                         message="the reads waiting for their probe")
+        time.sleep(0.2)  # they are waiting on the probe the slow upstream holds
+        for s in readers:
+            s.close()
+        harness.wait_for(lambda: self.open_connections() <= baseline, timeout=1.0, interval=0.02,
+                         message="the abandoned reads' connections released")
+
+
 class CachePolicyTest(unittest.TestCase):
     """--read-policy=cache: RV-unset reads from memory at once, with their staleness bound;
     with --write-sync a client still reads its own writes through the proxy."""

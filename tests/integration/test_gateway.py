@@ -8,11 +8,13 @@ for that caller: contract E1), allowed reads come from the cache, and the review
 are cached (visible in the upstream's /control/counters). Pass-through requests reach the
 upstream as the caller: its token, or impersonation for a client-certificate user.
 """
+import base64
 import concurrent.futures
 import http.client
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import ssl
@@ -65,13 +67,13 @@ def issue_expiring(directory, name, subject, seconds):
     return (os.path.join(directory, name + ".crt"), os.path.join(directory, name + ".key")), expiry
 
 
-def exchange(host, port, path, token=None, method="GET", body=None, tls=None, read_body=True):
+def exchange(host, port, path, token=None, method="GET", body=None, tls=None, read_body=True, extra=None):
     """One request on a fresh connection: (status, headers dict, body bytes)."""
     if tls is not None:
         conn = http.client.HTTPSConnection(host, port, timeout=30, context=tls)
     else:
         conn = http.client.HTTPConnection(host, port, timeout=30)
-    headers = {"Accept": "application/json"}
+    headers = dict(extra or {}, Accept="application/json")
     if token:
         headers["Authorization"] = "Bearer " + token
     data = None
@@ -221,6 +223,41 @@ class GatewayTest(unittest.TestCase):
         events = [json.loads(line) for line in body.splitlines() if line.strip()]
         self.assertEqual([(e["type"], e["object"]["metadata"]["name"]) for e in events], [("ADDED", "p-a")])
         self.assertEqual(self.counters()["watches"], watches)
+
+    def test_W2_a_browsers_websocket_watch_authenticates_with_the_bearer_subprotocol(self):
+        """A browser cannot set Authorization: its token comes as
+        base64url.bearer.authorization.k8s.io.<token>, which the gateway authenticates and
+        takes out of the echoed protocols, as the apiserver's WebSocket authenticator does."""
+        def open_ws(token, path="/api/v1/namespaces/a/pods?watch=1&resourceVersion=0&timeoutSeconds=1", whole=True):
+            protocol = "base64url.bearer.authorization.k8s.io." + \
+                base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
+            sock = self.tls().wrap_socket(socket.create_connection((self.proxy.host, self.proxy.port), timeout=10),
+                                          server_hostname="127.0.0.1")
+            self.addCleanup(sock.close)
+            sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                          "Origin: https://127.0.0.1\r\nSec-WebSocket-Protocol: %s, base64.binary.k8s.io\r\n\r\n"
+                          % (path, protocol)).encode())
+            if whole:
+                return harness.read_until_close(sock)
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += sock.recv(4096)
+            length = re.search(rb"Content-Length: (\d+)", answer)
+            while length and len(answer.partition(b"\r\n\r\n")[2]) < int(length.group(1)):
+                answer += sock.recv(4096)
+            return answer
+        answer = open_ws("alice-token")
+        self.assertTrue(answer.startswith(b"HTTP/1.1 101 "), answer[:200])
+        self.assertIn(b"Sec-WebSocket-Protocol: base64.binary.k8s.io\r\n", answer)
+        self.assertIn(b'"name":"p-a"', answer)
+        self.assertTrue(open_ws("no-such-token", whole=False).startswith(b"HTTP/1.1 401 "))
+        # An uncached resource passes through as the upgrade it is, authenticated upstream
+        # by the same subprotocol: the upstream's refusal names alice, not the proxy.
+        passed = open_ws("alice-token", "/api/v1/namespaces/a/configmaps?watch=1&resourceVersion=0&timeoutSeconds=1",
+                         whole=False)
+        self.assertTrue(passed.startswith(b"HTTP/1.1 403 "), passed[:200])
+        self.assertIn(b'User \\"alice\\"', passed)
 
     def test_review_outcomes_are_cached(self):
         proxy = self.start_proxy()
@@ -376,6 +413,30 @@ class GatewayTest(unittest.TestCase):
         if os.environ.get("KCP_SANITIZED") != "1":
             self.assertLess(grew, 20 * 1024)
 
+    def test_finding_metric_buckets_taken_before_authentication(self):
+        """Issue 36, finding 5: per-client buckets were taken before authentication, so made-up
+        User-Agents of unauthenticated requests filled 31 of the 32 and a real client then
+        landed in "other". Buckets are opened by authenticated requests, at most 8 per user;
+        the rest count as "unauthenticated"."""
+        proxy = self.start_proxy()
+
+        def get(token, agent):
+            return self.gateway_static(proxy, "/api/v1/namespaces/a/pods", token, extra={"User-Agent": agent})[0]
+        for i in range(40):
+            self.assertEqual(get(None, "made-up-%d/1.0" % i), 401)
+            self.assertIn(get("no-such-token", "bad-token-%d/1.0" % i), (401, 429))
+        for i in range(40):
+            self.assertEqual(get("alice-token", "alice-tool-%d/1.0" % i), 200)
+        self.assertEqual(get("bob-token", "newcomer/1.0"), 200)
+        body = self.gateway_static(proxy, "/metrics", "admin-token")[2].decode()
+        buckets = set(re.findall(r'^kube_cache_proxy_client_requests_total\{client="([^"]*)"\}', body, re.M))
+        print("finding 5 (gateway): buckets after 80 unauthenticated and 40 of one user's User-Agents: %s"
+              % sorted(buckets))
+        self.assertIn("newcomer", buckets)
+        self.assertIn("unauthenticated", buckets)
+        self.assertEqual([b for b in buckets if b.startswith(("made-up", "bad-token"))], [])
+        self.assertEqual(len([b for b in buckets if b.startswith("alice-tool")]), 8)
+
     def test_finding_6_privileged_certificate_groups_are_refused_unless_allowed(self):
         master = issue(self.dir, "master", "/O=system:masters/CN=eve", "extendedKeyUsage=clientAuth\n")
         status, _, body = self.gateway("/api/v1/namespaces/b/pods", cert=master)
@@ -408,6 +469,20 @@ class GatewayTest(unittest.TestCase):
         reviews = self.counters()["tokenReviews"] - before
         print("finding 8: 60 bad tokens from one address cost %d TokenReviews" % reviews)
         self.assertLessEqual(reviews, 35)
+
+    def test_bad_token_lockout_a_valid_token_on_the_attackers_address_keeps_getting_200(self):
+        """Issue 34: an attacker on a shared address (NAT, a node's IP) spends the address's
+        bad-token budget; a user whose token succeeded before is still reviewed (200), not
+        refused with 429, even once its cached answer expired (TTL 0 here: never cached)."""
+        proxy = self.start_proxy("--authentication-cache-ttl", "0s")
+        path = "/api/v1/namespaces/a/pods?resourceVersion=0"
+        self.assertEqual(self.gateway_static(proxy, path, "alice-token")[0], 200)
+        statuses = [self.gateway_static(proxy, "/api/v1/namespaces/a/pods", "bad-%d" % i)[0] for i in range(40)]
+        self.assertIn(429, statuses, "the flood spent the address's budget")
+        for _ in range(5):
+            self.gateway_static(proxy, "/api/v1/namespaces/a/pods", "still-bad")  # keeps it spent
+            status, _, body = self.gateway_static(proxy, path, "alice-token")
+            self.assertEqual(status, 200, body)
 
     def test_finding_5_names_no_object_can_have_cost_no_review(self):
         """Names and namespaces the apiserver would reject are not reviewed (review keys

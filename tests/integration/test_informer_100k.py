@@ -17,11 +17,11 @@ compared:
    its last RV after a drop or an outage, relisting only on 410) and records every event:
    type, key, RV and the SHA-256 of the object's bytes. The store's history after the
    informer's last full state (last_sync_rv) holds only events that came from the watch
-   stream (a relist puts its synthetic differences at or below its list RV), so from
+   stream (a relist that changed the state restarts the history at its list RV), so from
    max(last_sync_rv, start of the recorder's last gap-free segment) to the end, the two
    sequences must be identical, event for event. That range is asserted to contain the
    outage and several watch drops. Ranges that end in a relist are not compared event by
-   event: there the relist legitimately replaces the missed events by synthetic ones.
+   event: there the relist replaces the missed events by a new state.
 3. Upstream requests. The informers relist once at start plus exactly once per forced
    compaction (each compaction happens while the watches are down, so every re-watch gets
    410), never for a drop or the outage (the apiserver's history is sized to span it, as a

@@ -167,6 +167,33 @@ class PassThroughTest(unittest.TestCase):
         conn.close()
         harness.wait_for(lambda: open_streams() == baseline, timeout=5, message="stream released")
 
+    def test_abandoned_requests_release_their_upstream_connections_within_1s(self):
+        """Issue 34: clients that leave while the upstream is still thinking (a slow GET)
+        cancel their requests: the proxy closes each one's upstream connection at once, as
+        Go's transport does, instead of holding it until the upstream answers."""
+        def upstream_connections():
+            port = "%04X" % self.upstream.port
+            count = 0
+            with open("/proc/net/tcp") as f:
+                for line in f.readlines()[1:]:
+                    fields = line.split()
+                    if fields[2].endswith(":" + port) and fields[3] == "01":  # to the stub, ESTABLISHED
+                        count += 1
+            return count
+
+        baseline = upstream_connections()
+        clients = []
+        for _ in range(20):
+            sock = socket.create_connection((self.proxy.host, self.proxy.port))
+            sock.sendall(b"GET /slow?ms=10000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            clients.append(sock)
+        harness.wait_for(lambda: upstream_connections() >= 20, timeout=5,
+                         message="the requests reached the upstream")
+        for sock in clients:
+            sock.close()
+        harness.wait_for(lambda: upstream_connections() <= baseline, timeout=1.0, interval=0.02,
+                         message="the upstream connections released")
+
     def test_upgrade_answers_101_and_then_splices_bytes_both_ways(self):
         with socket.create_connection((self.proxy.host, self.proxy.port), timeout=10) as s:
             s.sendall(b"POST /api/v1/namespaces/default/pods/web-0/exec?command=sh&stdin=true HTTP/1.1\r\n"

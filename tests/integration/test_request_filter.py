@@ -50,6 +50,27 @@ class RequestFilterTest(unittest.TestCase):
         self.addCleanup(procs.stop_all)
         return procs.proxy(self.upstream, *args)
 
+    def test_finding_metric_buckets_taken_before_authentication(self):
+        """Issue 36, finding 5, in a sidecar: requests the filter refuses (a rebound page's)
+        take no per-client bucket, and one address opens at most 8."""
+        proxy = self.proxy_with()
+        for i in range(40):
+            agent = b"User-Agent: made-up-%d/1.0\r\n" % i
+            self.assertRefusedAsKubectlProxy(exchange(proxy.port, "GET", "/api/v1/namespaces/default/pods",
+                                                      "evil.example", headers=agent))
+        self.assertEqual(exchange(proxy.port, "GET", "/version", "localhost", headers=b"User-Agent: newcomer/1\r\n")[0],
+                         200)
+        for i in range(20):
+            agent = b"User-Agent: tool-%d/1.0\r\n" % i
+            self.assertEqual(exchange(proxy.port, "GET", "/version", "localhost", headers=agent)[0], 200)
+        body = exchange(proxy.port, "GET", "/metrics", "localhost")[2].decode()
+        buckets = set(re.findall(r'^kube_cache_proxy_client_requests_total\{client="([^"]*)"\}', body, re.M))
+        self.assertIn("newcomer", buckets)
+        self.assertIn("unauthenticated", buckets)
+        self.assertEqual([b for b in buckets if b.startswith("made-up")], [])
+        self.assertEqual(len([b for b in buckets if b.startswith("tool-")]), 7)  # newcomer took the 8th
+        self.assertIn("other", buckets)
+
     def assertRefusedAsKubectlProxy(self, answer):
         # k8s.io/kubectl/pkg/proxy FilterServer: http.Error(rw, "Forbidden", 403).
         status, fields, body = answer

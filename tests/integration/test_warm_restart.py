@@ -4,8 +4,10 @@ upstream watch from the saved resourceVersion instead of listing; changes made w
 was down arrive through that watch. A corrupt or truncated state file, or a saved RV the
 upstream has compacted away (410 Expired, contract R8/W5), ends in a clean relist.
 """
+import hashlib
 import json
 import os
+import stat
 import shutil
 import struct
 import tempfile
@@ -18,16 +20,41 @@ from test_informers import metrics
 STATE_FILE = "pods.v1._all.state"
 
 
-def saved_rv(path):
-    """The resourceVersion in a state file's header (cache/state_file.h)."""
+def state_parts(path):
+    """A state file cut into (header fields, rv, objects, seal), whatever its version: 5
+    header strings in version 2, 7 (the upstream's server and cluster) from version 3."""
     with open(path, "rb") as f:
-        data = f.read(4096)
+        data = f.read()
     assert data[:8] == b"KCPSTATE", data[:8]
-    at = 12
-    for _ in range(5):  # group, version, resource, namespace, transform
+    (version,) = struct.unpack_from("<I", data, 8)
+    at, fields = 12, []
+    for _ in range(5 if version == 2 else 7):
         (length,) = struct.unpack_from("<I", data, at)
+        fields.append(data[at + 4:at + 4 + length])
         at += 4 + length
-    return struct.unpack_from("<Q", data, at)[0]
+    rv, count = struct.unpack_from("<QQ", data, at)
+    at += 16
+    objects = []
+    for _ in range(count):
+        (length,) = struct.unpack_from("<I", data, at)
+        objects.append(data[at + 4:at + 4 + length])
+        at += 4 + length
+    return data[:12], fields, rv, objects
+
+
+def forge_state(path, change):
+    """What anyone who can write the state directory can do: change the objects and seal the
+    file again with the bare SHA-256 that needs no key."""
+    head, fields, rv, objects = state_parts(path)
+    body = head + b"".join(struct.pack("<I", len(f)) + f for f in fields) + struct.pack("<QQ", rv, len(objects))
+    body += b"".join(struct.pack("<I", len(o)) + o for o in map(change, objects))
+    with open(path, "wb") as f:
+        f.write(body + hashlib.sha256(body).digest())
+
+
+def saved_rv(path):
+    """The resourceVersion in a state file's header (cache/state/state_file.h)."""
+    return state_parts(path)[2]
 
 
 def pod_watches(base):
@@ -188,6 +215,75 @@ class WarmRestartTest(unittest.TestCase):
         m = metrics(proxy)
         self.assertEqual(m[("kube_cache_proxy_cache_relists_total", "pods")], 1)
         self.assertEqual(m[("kube_cache_proxy_cache_state_load_failures_total", "pods")], 0)
+
+    def test_finding_state_file_from_another_upstream_is_refused(self):
+        """Issue 36, finding 2: a state file named its resource, not its cluster. Another
+        cluster behind the same address (a cluster rebuilt, a state directory moved) had its
+        objects served as current, and the resumed watch replayed one cluster's events over
+        the other's objects."""
+        self.run_and_stop()
+        port = self.api.port
+        self.api.stop()
+        other = self.processes.start([clients.APISERVER_BIN, "--listen", "127.0.0.1:%d" % port, "--enable-control"])
+        clients.ensure_namespace(self.base, "warm")
+        # More writes than the first cluster had: the saved RV is within this one's history.
+        for i in range(40):
+            status, body = clients.request(self.base + "/api/v1/namespaces/warm/pods", "POST", clients.pod("b%d" % i))
+            self.assertEqual(status, 201, body)
+        proxy = self.start_proxy()
+        try:
+            self.wait_equal_to_upstream(proxy)
+        finally:
+            served, truth = self.proxy_pods(proxy), self.truth()
+            print("finding 2: %d of the %d pods the cache serves are the other cluster's (the upstream has %d)"
+                  % (len(set(served) - set(truth)), len(served), len(truth)))
+        self.assertNotIn("warm/p0", self.proxy_pods(proxy))
+        status, _, body = harness.http_get(proxy.host, proxy.port, "/api/v1/namespaces/warm/pods")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(len(json.loads(body)["items"]), 40)
+        m = metrics(proxy)
+        self.assertEqual(m[("kube_cache_proxy_cache_state_load_failures_total", "pods")], 1)
+        self.assertEqual(m[("kube_cache_proxy_cache_warm_start_resource_version", "pods")], 0)
+        self.assertIn("wrong_upstream", proxy.stderr())
+        # Saved again on stop, for this cluster: its next start is warm.
+        self.assertEqual(proxy.stop(), 0, proxy.stderr())
+        proxy = self.start_proxy()
+        self.wait_equal_to_upstream(proxy)
+        self.assertEqual(metrics(proxy)[("kube_cache_proxy_cache_state_load_failures_total", "pods")], 0)
+        other.stop()
+
+    def test_finding_state_file_integrity_is_a_bare_sha256(self):
+        """Issue 36, finding 3: anyone who could write --state-dir could add objects (a SHA-256
+        needs no key), a temporary file planted as a link redirected the write, and the
+        directory was created 0755. With --state-key-file the seal is an HMAC; the
+        temporary file is created exclusively, never through a link; the directory 0700."""
+        key_file = os.path.join(self.state_dir, "..", os.path.basename(self.state_dir) + ".key")
+        with open(key_file, "w") as f:
+            f.write("k" * 40 + "\n")
+        self.addCleanup(os.remove, key_file)
+        self.state_dir = os.path.join(self.state_dir, "new")
+        self.state_file = os.path.join(self.state_dir, STATE_FILE)
+        victim = os.path.join(self.state_dir + "-victim")
+        with open(victim, "w") as f:
+            f.write("not the proxy's\n")
+        self.addCleanup(os.remove, victim)
+        proxy = self.start_proxy("--state-key-file", key_file)
+        self.assertEqual(stat.S_IMODE(os.stat(self.state_dir).st_mode), 0o700)
+        os.symlink(victim, self.state_file + ".tmp")
+        self.assertEqual(proxy.stop(), 0, proxy.stderr())
+        with open(victim) as f:
+            self.assertEqual(f.read(), "not the proxy's\n")
+        self.assertTrue(stat.S_ISREG(os.lstat(self.state_file).st_mode))
+
+        forge_state(self.state_file, lambda o: o.replace(b'"name":"p0"', b'"name":"zz"'))
+        proxy = self.start_proxy("--state-key-file", key_file)
+        self.wait_equal_to_upstream(proxy)
+        print("finding 3: directory %o, the planted link's target untouched, the forged pod served: %s"
+              % (stat.S_IMODE(os.stat(self.state_dir).st_mode), "warm/zz" in self.proxy_pods(proxy)))
+        self.assertNotIn("warm/zz", self.proxy_pods(proxy))
+        m = metrics(proxy)
+        self.assertEqual(m[("kube_cache_proxy_cache_state_load_failures_total", "pods")], 1)
+        self.assertIn("unauthenticated", proxy.stderr())
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ the apiserver and the proxy in the same run.
 Scenarios:
   list     LIST of --pods pods (default 10,000) at RV=0 and RV unset, plain and with
            Accept-Encoding: gzip (what client-go sends): median wall time of 11 LISTs, and
-           the server's CPU per LIST (utime+stime from /proc), apiserver vs proxy
+           the server's CPU per LIST (utime+stime from /proc), apiserver vs proxy; with
+           --churn the pods idle while other resources move (issue 34)
   rss      RSS per cached pod: the apiserver's and the proxy's RSS growth from an empty
            namespace to --pods pods (default 100,000)
   rss-protobuf  RSS per cached pod in JSON and in protobuf (issue 18): the proxy's growth
@@ -21,7 +22,8 @@ Scenarios:
   fanout-http2  issue 18: --watchers watches (10,000 in docs/benchmarks.md) through the gateway (TLS,
            token) as --watchers/10 client processes of 10 watches each: over HTTP/1.1 (one
            connection per watch) vs over HTTP/2 (one connection per process), --rate pods/s
-           for --seconds: the proxy's open connections, RSS growth, CPU per delivery, p50/p99
+           for --seconds: the proxy's open connections, RSS growth, CPU per delivery, p50/p99;
+           with --baseline BINARY that proxy build's HTTP/2 row too, in the same run
   clients  --clients client-go informer processes (default 50) on pods while pods churn
            (5/s for 60 s): the apiserver's CPU seconds and request count, clients talking
            to it directly vs through one proxy
@@ -94,10 +96,14 @@ class Endpoint:
         return r.status, dict(r.getheaders()), body
 
 
-def bench_list(processes, workdir, pods):
+def bench_list(processes, workdir, pods, churn=False):
     plane = realcluster.ControlPlane(processes, workdir)
     create_pods(plane, "bench", pods)
+    if churn:  # other resources move (Leases of 100 fake nodes, Events) while the pods idle
+        plane.churn(nodes=100, events=2)
     proxy = realcluster.start_proxy(processes, plane, "--cache", "pods")
+    if churn:
+        time.sleep(12)  # the churn's first Lease round; the pods' store has been idle since
     api = Endpoint("apiserver", plane.connection, {"Authorization": "Bearer admin-token", "User-Agent": "bench"})
     px = Endpoint("proxy", lambda: http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=60),
                   {"User-Agent": "bench"})
@@ -232,18 +238,19 @@ def bench_fanout(processes, workdir, watchers, rate, seconds):
         print("| %s | %d | %d | %d | %.1f | %.1f | %.1f | %.1f |" % r)
 
 
-def bench_fanout_http2(processes, workdir, watchers, rate, seconds):
+def bench_fanout_http2(processes, workdir, watchers, rate, seconds, baseline=None):
     plane = realcluster.ControlPlane(processes, workdir)
     a = plane.request("/api/v1/namespaces", "POST", {"metadata": {"name": "bench"}})
     assert a.status == 201
     pki = harness.make_pki(workdir)
     context = ssl.create_default_context(cafile=pki["ca"])
     rows = []
-    for protocol in ("HTTP/1.1", "HTTP/2"):
+    runs = [("HTTP/1.1", None), ("HTTP/2", None)] + ([("HTTP/2 (%s)" % baseline, baseline)] if baseline else [])
+    for protocol, binary in runs:
         # A fresh gateway each time, so that RSS and CPU are this protocol's alone.
         proxy = realcluster.start_proxy(processes, plane, "--mode", "gateway", "--tls-cert-file", pki["server_cert"],
                                         "--tls-private-key-file", pki["server_key"], "--cache", "pods",
-                                        "--max-connections", "0", who="proxy", tls=context)
+                                        "--max-connections", "0", who="proxy", tls=context, binary=binary)
 
         def open_connections():
             conn = http.client.HTTPSConnection("127.0.0.1", proxy.port, context=context, timeout=30)
@@ -259,7 +266,7 @@ def bench_fanout_http2(processes, workdir, watchers, rate, seconds):
         argv = [realcluster.tool("watchfanout"), "--url", "https://127.0.0.1:%d" % proxy.port, "--token",
                 "admin-token", "--watchers", str(watchers), "--rate", str(rate), "--seconds", str(seconds),
                 "--namespace", "bench", "--create-kubeconfig", plane.kubeconfig("admin")]
-        if protocol == "HTTP/2":
+        if protocol.startswith("HTTP/2"):
             argv += ["--http2", "--per-connection", "10"]
         fanout = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # The connections while the events are delivered: the last sample before the run ends
@@ -510,22 +517,24 @@ def main():
     parser.add_argument("scenario", choices=["list", "rss", "rss-protobuf", "fanout", "fanout-http2", "clients",
                                              "freshness"])
     parser.add_argument("--pods", type=int, default=0)
+    parser.add_argument("--churn", action="store_true", help="list: other resources move while the pods idle")
     parser.add_argument("--watchers", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--rate", type=float, default=10, help="fanout: pods created per second")
     parser.add_argument("--seconds", type=float, default=20, help="fanout: for how long")
+    parser.add_argument("--baseline", help="fanout-http2: another proxy binary, measured over HTTP/2 too")
     args = parser.parse_args()
     processes = harness.Processes()
     workdir = tempfile.mkdtemp(prefix="bench-real-")
     try:
         if args.scenario == "list":
-            bench_list(processes, workdir, args.pods or 10000)
+            bench_list(processes, workdir, args.pods or 10000, args.churn)
         elif args.scenario == "rss":
             bench_rss(processes, workdir, args.pods or 100000)
         elif args.scenario == "rss-protobuf":
             bench_rss_protobuf(processes, workdir, args.pods or 100000)
         elif args.scenario == "fanout-http2":
-            bench_fanout_http2(processes, workdir, args.watchers, args.rate, args.seconds)
+            bench_fanout_http2(processes, workdir, args.watchers, args.rate, args.seconds, args.baseline)
         elif args.scenario == "fanout":
             bench_fanout(processes, workdir, args.watchers, args.rate, args.seconds)
         elif args.scenario == "freshness":

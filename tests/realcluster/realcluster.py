@@ -7,19 +7,27 @@ folder of the built binaries) is unset; scripts/test.sh always sets it.
 import http.client
 import json
 import os
+import queue
+import signal
 import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
+import clients  # noqa: E402
 import harness  # noqa: E402
 
 BIN = os.environ.get("KCP_REALCLUSTER_BIN", "")
+CLIENTS_DIR = os.path.join(HERE, "..", "clients")
+# For the Java test clients: a small heap and the client compiler, so that a JVM starts in
+# about a second on a busy 2-core machine.
+JVM_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m"]
 TOKENS = {"admin": "admin-token", "limited": "limited-token", "nobody": "nobody-token", "proxy": "proxy-token",
           "controller-manager": "kcm-token", "scheduler": "scheduler-token", "node-1": "node-1-token"}
 
@@ -47,9 +55,12 @@ class Answer:
 class ControlPlane:
     """One etcd + kube-apiserver, stopped by PID through `processes`."""
 
-    def __init__(self, processes, workdir=None):
+    def __init__(self, processes, workdir=None, feature_gates=""):
         self.dir = tempfile.mkdtemp(prefix="controlplane-", dir=workdir)
-        self.process = processes.start([tool("controlplane"), "--dir", self.dir, "--bin", BIN], ready_timeout=240)
+        argv = [tool("controlplane"), "--dir", self.dir, "--bin", BIN]
+        if feature_gates:
+            argv += ["--feature-gates", feature_gates]
+        self.process = processes.start(argv, ready_timeout=240)
         self.port = self.process.port
         self.url = "https://127.0.0.1:%d" % self.port
         with open(os.path.join(self.dir, "control")) as f:
@@ -60,11 +71,13 @@ class ControlPlane:
     def kubeconfig(self, who="admin"):
         return os.path.join(self.dir, who + ".kubeconfig")
 
-    def connection(self, timeout=30):
-        return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ssl, timeout=timeout)
+    def connection(self, timeout=30, port=None):
+        return http.client.HTTPSConnection("127.0.0.1", port or self.port, context=self.ssl, timeout=timeout)
 
-    def request(self, path, method="GET", body=None, who="admin", headers=None, content_type="application/json"):
-        conn = self.connection()
+    def request(self, path, method="GET", body=None, who="admin", headers=None, content_type="application/json",
+                port=None):
+        """One request to the apiserver (or, with `port`, to the second one)."""
+        conn = self.connection(port=port)
         try:
             h = dict(headers or {})
             if who:
@@ -94,6 +107,21 @@ class ControlPlane:
     def restart_apiserver(self):
         self.control("/restart-apiserver")
 
+    def stop_apiserver(self, kill=True):
+        """Stops kube-apiserver (SIGKILL by default, as a crash); the Unix ms it stopped at."""
+        return json.loads(self.control("/apiserver/stop?kill=%d" % int(kill)))["stopped"]
+
+    def start_apiserver(self, down=3.0):
+        """Starts kube-apiserver again once `down` seconds passed since the stop; returns the
+        Unix ms it started at, first answered and was first ready at ({"started",
+        "answering", "ready"})."""
+        return json.loads(self.control("/apiserver/start?down=%dms" % int(down * 1000)))
+
+    def second_apiserver(self):
+        """A second kube-apiserver on the same etcd (started once); its port."""
+        url = json.loads(self.control("/second-apiserver"))["url"]
+        return int(url.rsplit(":", 1)[1])
+
     def compact(self):
         return int(self.control("/compact"))
 
@@ -117,7 +145,7 @@ class ControlPlane:
         return out
 
 
-def start_plane(case, prefix, class_level=False):
+def start_plane(case, prefix, class_level=False, feature_gates=""):
     """A work folder, a Processes owner and a ControlPlane for a test (or, with
     `class_level`, a TestCase class): cleanups stop every process by PID, then remove the
     folder (etcd's data included)."""
@@ -127,14 +155,15 @@ def start_plane(case, prefix, class_level=False):
     add_cleanup(shutil.rmtree, case.workdir, ignore_errors=True)
     case.processes = harness.Processes()
     add_cleanup(case.processes.stop_all)
-    case.plane = ControlPlane(case.processes, case.workdir)
+    case.plane = ControlPlane(case.processes, case.workdir, feature_gates)
     return case.plane
 
 
-def start_proxy(processes, plane, *args, who="admin", tls=None):
-    """The proxy in front of `plane` with `who`'s kubeconfig; waits until /readyz is 200
-    (over HTTPS verified with the SSLContext `tls` when the proxy serves TLS)."""
-    px = processes.start([harness.PROXY_BIN, "--listen", "127.0.0.1:0", "--kubeconfig", plane.kubeconfig(who), *args],
+def start_proxy(processes, plane, *args, who="admin", tls=None, binary=None):
+    """The proxy (`binary`, else this build's) in front of `plane` with `who`'s kubeconfig;
+    waits until /readyz is 200 (over HTTPS verified with the SSLContext `tls` when the
+    proxy serves TLS)."""
+    px = processes.start([binary or harness.PROXY_BIN, "--listen", "127.0.0.1:0", "--kubeconfig", plane.kubeconfig(who), *args],
                          ready_timeout=30)
 
     def ready():
@@ -192,3 +221,92 @@ class LineReader:
     def _read(self):
         for line in self.proc.stdout:
             self.lines.append(" ".join(line.split()))
+
+
+class NamespaceWrites:
+    """For a TestCase with a `plane`: namespaces of ConfigMaps and Pods, and writes to them,
+    sent to the apiserver directly."""
+
+    def namespace(self, name, configmaps=5, pods=2):
+        """A namespace with a few ConfigMaps (cm-N) and Pods (pod-N)."""
+        a = self.plane.request("/api/v1/namespaces", "POST", {"metadata": {"name": name}})
+        self.assertEqual(a.status, 201, a.body)
+        for i in range(configmaps):
+            self.write("POST", name, "configmaps", body={"metadata": {"name": "cm-%d" % i}, "data": {"i": str(i)}})
+        for i in range(pods):
+            self.write("POST", name, "pods", body=clients.pod("pod-%d" % i))
+        return name
+
+    def write(self, method, namespace, resource, name=None, body=None):
+        """POST, PATCH (a merge patch) or DELETE; returns the answer's resourceVersion."""
+        path = "/api/v1/namespaces/%s/%s" % (namespace, resource) + ("/" + name if name else "")
+        ct = "application/merge-patch+json" if method == "PATCH" else "application/json"
+        a = self.plane.request(path, method, body, content_type=ct)
+        self.assertIn(a.status, (200, 201), a.body)
+        return a.json().get("metadata", {}).get("resourceVersion")
+
+    def truth(self, namespace, resource="configmaps"):
+        return self.plane.truth("/api/v1/namespaces/%s/%s" % (namespace, resource))
+
+
+def build_client(name):
+    """Builds the test client of tests/clients/NAME with its build.sh (once per machine, cached
+    under ~/.cache/kube-cache-proxy); returns the folder it printed."""
+    r = subprocess.run(["bash", os.path.join(CLIENTS_DIR, name, "build.sh")], capture_output=True, text=True,
+                       timeout=1800)
+    if r.returncode != 0:
+        raise AssertionError("building the %s test client failed:\n%s" % (name, r.stderr[-3000:]))
+    return r.stdout.strip().splitlines()[-1]
+
+
+class LineProcess(clients.LineClient):
+    """A test client process of tests/clients that prints JSON lines and answers "dump" on
+    stdin; its stderr (the library's log) goes to a file."""
+    name = "client"
+
+    def __init__(self, argv, env=None):
+        self.stderr_file = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr_file,
+                                     text=True, env=env)
+        self.lines = queue.Queue()
+        self.events = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def stderr(self):
+        self.stderr_file.seek(0)
+        return self.stderr_file.read()
+
+    def stop(self):
+        super().stop()
+        self.reader.join(5)
+        for f in (self.proc.stdin, self.proc.stdout, self.stderr_file):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+    def check_alive(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("%s exited (%s): %s" % (self.name, self.proc.returncode, self.stderr()[-3000:]))
+
+    def first(self, predicate, timeout, what):
+        """The first line (parsed) that `predicate` accepts, waiting up to `timeout` s for it."""
+        found = []
+
+        def seen():
+            self.check_alive()
+            self._drain()
+            found[:] = [e for e in self.events if predicate(e)][:1]
+            return found
+        harness.wait_for(seen, timeout=timeout, interval=0.02,
+                         message=lambda: "%s; the client's last lines: %s" % (what, self.events[-4:]))
+        return found[0]
+
+    def terminate(self, timeout=20):
+        """SIGTERM; returns the exit code (None if it did not exit)."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None

@@ -95,7 +95,9 @@ class GoInformersThroughProxyTest(unittest.TestCase):
         print("seed %d" % seed)
         rnd = random.Random(seed)
         self.assertEqual(self.plane.request("/api/v1/namespaces", "POST", {"metadata": {"name": "churn"}}).status, 201)
-        proxy = realcluster.start_proxy(self.processes, self.plane, "--cache", "pods")
+        # --gzip-loopback: client-go's transport asks for gzip, and its watch-lists come
+        # gzip'd as kube-apiserver 1.37 sends them (W9), one member per flush.
+        proxy = realcluster.start_proxy(self.processes, self.plane, "--cache", "pods", "--gzip-loopback")
         kubeconfig = realcluster.proxy_kubeconfig(self.workdir, proxy.port)
         informers = []
         for name, kind, env in CLIENTS:

@@ -1,5 +1,5 @@
 """kube-apiserver's protobuf answers, read and written again by the proxy's protobuf code
-(cache/protobuf_list.h, cache/protobuf_object.h), come out byte for byte as the apiserver
+(cache/protobuf/protobuf_list.h, cache/protobuf/protobuf_object.h), come out byte for byte as the apiserver
 wrote them: LISTs of several built-in resources (contract N2: the k8s\\0 envelope, ListMeta,
 items) and watch streams (W2: length-prefixed WatchEvent envelopes around enveloped
 objects), with the keys and RVs the JSON answers give. Issue 18: the ground the protobuf

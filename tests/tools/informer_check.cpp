@@ -19,7 +19,7 @@
 //   history RV       {"history":[["ADDED","ns/name","rv","<sha256 of the event object>"],...]}
 //                    The store's history events after RV, in order; {"error":"..."} when
 //                    RV is outside the window. Events after last_sync_rv all came from the
-//                    watch stream; a relist adds synthetic ones at or below its list RV.
+//                    watch stream; a relist that changed the state restarts the history.
 // Reflector log lines go to stderr. Ends at EOF on stdin or on SIGTERM/SIGINT.
 
 #include <chrono>
@@ -37,12 +37,12 @@
 #include <openssl/evp.h>
 
 #include "cache/object_meta_parser.h"
-#include "cache/selectable_fields.h"
+#include "cache/selectors/selectable_fields.h"
 #include "cache/thread_safe_store.h"
 #include "proxy/upstream/http_lister_watcher.h"
-#include "proxy/upstream_options.h"
-#include "watch/reflector.h"
-#include "watch/relist_limiter.h"
+#include "proxy/upstream/upstream_options.h"
+#include "watch/reflector/reflector.h"
+#include "watch/reflector/relist_limiter.h"
 #include "watch/store_adapter.h"
 
 namespace {
@@ -177,7 +177,8 @@ std::string dumpLine(const cache::ThreadSafeStore& store, const watch::Reflector
     out += '[';
     appendJsonString(out, std::to_string(object->resourceVersion()));
     out += ',';
-    appendJsonString(out, sha256Hex(object->bytes()));
+    std::string buffer;  // a packed object unpacks here
+    appendJsonString(out, sha256Hex(object->bytes(buffer)));
     out += ',';
     appendJsonString(out, sha256Hex(item));
     out += ']';
@@ -217,7 +218,8 @@ std::string historyLine(const cache::ThreadSafeStore& store, const watch::Reflec
       out += ',';
       appendJsonString(out, std::to_string(event.resource_version));
       out += ',';
-      appendJsonString(out, sha256Hex(event.object->bytes()));
+      std::string buffer;
+      appendJsonString(out, sha256Hex(event.object->bytes(buffer)));
       out += ']';
     }
     out += ']';

@@ -1,4 +1,4 @@
-// protobuf-roundtrip: reads a protobuf answer of kube-apiserver with cache/protobuf_list.h
+// protobuf-roundtrip: reads a protobuf answer of kube-apiserver with cache/protobuf/protobuf_list.h
 // and writes it again with the same writers the proxy will serve from, so a test can check
 // that reading and writing agree with the apiserver byte for byte (contract N2, W2).
 //
@@ -20,8 +20,8 @@
 #include <string_view>
 
 #include "cache/go_json.h"
-#include "cache/protobuf_list.h"
-#include "cache/protobuf_object.h"
+#include "cache/protobuf/protobuf_list.h"
+#include "cache/protobuf/protobuf_object.h"
 
 namespace {
 

@@ -6,10 +6,12 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <rapidjson/document.h>
 
-#include "api_server.h"
+#include "tests/apiserver/handlers/api_server.h"
 
 namespace testapi::test {
 
@@ -20,23 +22,80 @@ class FakeStream : public ResponseStream {
     response_ = std::move(r);
     return true;
   }
-  bool startChunked(int status, const std::string&, const Headers&) override {
+  bool startChunked(int status, const std::string&, const Headers& headers) override {
     std::lock_guard lk(mu_);
     response_.status = status;
+    response_.headers = headers;
     return true;
   }
   bool writeChunk(std::string_view data) override {
     {
       std::lock_guard lk(mu_);
       response_.body += data;
+      chunks_.emplace_back(data);
     }
     cv_.notify_all();
     return true;
   }
-  bool finishChunked() override { return true; }
+  bool finishChunked() override {
+    std::lock_guard lk(mu_);
+    finished_ = true;
+    return true;
+  }
   bool peerClosed() override { return false; }
-  void abort() override {}
+  void abort() override {
+    std::lock_guard lk(mu_);
+    aborted_ = true;
+  }
   bool acceptWebSocket(const std::string&, const std::function<void(WebSocketChannel&)>&) override { return false; }
+  bool writeRaw(std::string_view bytes) override {
+    {
+      std::lock_guard lk(mu_);
+      raw_ += bytes;
+    }
+    cv_.notify_all();
+    return true;
+  }
+  // Hands over what sendFromPeer() queued; false after closeFromPeer().
+  bool readAvailable(std::string& into) override {
+    std::lock_guard lk(mu_);
+    into += std::exchange(peer_input_, "");
+    return !peer_closed_;
+  }
+  void sendFromPeer(std::string bytes) {
+    std::lock_guard lk(mu_);
+    peer_input_ += bytes;
+  }
+  void closeFromPeer() {
+    std::lock_guard lk(mu_);
+    peer_closed_ = true;
+  }
+  // Waits (with a deadline) until the raw bytes written contain `bytes`.
+  bool waitForRaw(const std::string& bytes) {
+    std::unique_lock lk(mu_);
+    return cv_.wait_for(lk, std::chrono::seconds(5), [&] { return raw_.find(bytes) != std::string::npos; });
+  }
+  std::string raw() {
+    std::lock_guard lk(mu_);
+    return raw_;
+  }
+  // The chunks of a chunked response, as sent (one per writeChunk).
+  std::vector<std::string> chunks() {
+    std::lock_guard lk(mu_);
+    return chunks_;
+  }
+  bool waitForChunks(size_t n) {
+    std::unique_lock lk(mu_);
+    return cv_.wait_for(lk, std::chrono::seconds(5), [&] { return chunks_.size() >= n; });
+  }
+  bool finished() {
+    std::lock_guard lk(mu_);
+    return finished_;
+  }
+  bool aborted() {
+    std::lock_guard lk(mu_);
+    return aborted_;
+  }
 
   // Waits (with a deadline) until the body contains `text`.
   bool waitFor(const std::string& text) {
@@ -52,6 +111,12 @@ class FakeStream : public ResponseStream {
   std::mutex mu_;
   std::condition_variable cv_;
   HttpResponse response_;
+  std::string raw_;         // writeRaw
+  std::string peer_input_;  // for readAvailable
+  bool peer_closed_ = false;
+  std::vector<std::string> chunks_;
+  bool finished_ = false;  // finishChunked
+  bool aborted_ = false;
 };
 
 struct Fixture {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "api_fixture.h"
-#include "go_json.h"
-#include "object_codec.h"
-#include "rendering.h"
+#include "tests/apiserver/media/go_json.h"
+#include "tests/apiserver/storage/object_codec.h"
+#include "tests/apiserver/media/rendering.h"
 
 namespace testapi {
 

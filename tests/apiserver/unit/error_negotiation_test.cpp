@@ -4,8 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "api_fixture.h"
-#include "go_json.h"
-#include "media.h"
+#include "tests/apiserver/media/go_json.h"
+#include "tests/apiserver/media/media.h"
 
 namespace testapi {
 

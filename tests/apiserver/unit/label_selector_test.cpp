@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "label_validation.h"
-#include "semantics.h"
+#include "tests/apiserver/selectors/label_validation.h"
+#include "tests/apiserver/semantics.h"
 #include "test_util.h"
 
 using namespace testapi;

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "semantics.h"
+#include "tests/apiserver/semantics.h"
 #include "test_util.h"
 
 using namespace testapi;

@@ -3,7 +3,7 @@
 
 #include <rapidjson/document.h>
 
-#include "list_paging.h"
+#include "tests/apiserver/lists/list_paging.h"
 
 namespace testapi {
 namespace {

@@ -3,9 +3,9 @@
 
 #include <rapidjson/document.h>
 
-#include "http_types.h"
-#include "object_codec.h"
-#include "request_info.h"
+#include "tests/apiserver/http/http_types.h"
+#include "tests/apiserver/storage/object_codec.h"
+#include "tests/apiserver/http/request_info.h"
 
 namespace testapi {
 

@@ -3,7 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "semantics.h"
+#include "tests/apiserver/semantics.h"
 #include "test_util.h"
 
 using namespace testapi;

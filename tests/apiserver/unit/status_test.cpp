@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "semantics.h"
-#include "status_util.h"
+#include "tests/apiserver/semantics.h"
+#include "tests/apiserver/status/status_util.h"
 #include "test_util.h"
 
 using namespace testapi;

@@ -5,7 +5,7 @@
 
 #include <rapidjson/document.h>
 
-#include "storage.h"
+#include "tests/apiserver/storage/storage.h"
 
 namespace testapi {
 namespace {

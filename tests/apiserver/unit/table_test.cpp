@@ -2,8 +2,8 @@
 
 #include <rapidjson/document.h>
 
-#include "rendering.h"
-#include "table_printers.h"
+#include "tests/apiserver/media/rendering.h"
+#include "tests/apiserver/table/table_printers.h"
 #include "test_util.h"
 
 using namespace testapi;

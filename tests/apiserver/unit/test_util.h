@@ -4,7 +4,7 @@
 
 #include <variant>
 
-#include "semantics.h"
+#include "tests/apiserver/semantics.h"
 
 namespace testapi::test {
 

@@ -150,7 +150,7 @@ TEST_CASE("Packing the history races neither the writer nor readers resuming and
 
 namespace cache {
 
-TEST_CASE("Packing and cooling current objects races neither the writer nor readers inflating them") {
+TEST_CASE("Packing current objects races neither the writer nor readers unpacking them") {
   testing::FakeClock clock;
   ThreadSafeStore store(StoreOptions{}, clock);
   constexpr uint64_t kBase = 1000;
@@ -160,10 +160,10 @@ TEST_CASE("Packing and cooling current objects races neither the writer nor read
   for (int k = 0; k < kKeys; ++k) initial.push_back(testing::makePod("ns", "p" + std::to_string(1000 + k), kBase - 1));
   REQUIRE(store.replace(initial, kBase).has_value());
   std::vector<std::string> want;  // every key's bytes as first listed
-  for (const auto& o : initial) want.emplace_back(o->bytes());
+  for (const auto& o : initial) want.emplace_back(testing::bytesOf(*o));
   std::vector<ObjectConstSharedPtr> versions;
   for (int i = 1; i <= kWrites; ++i) {
-    // Only the first half of the keys change: the rest stay packed, cooled, inflated.
+    // Only the first half of the keys change: the rest are packed while readers read them.
     versions.push_back(testing::makePod("ns", "p" + std::to_string(1000 + i % (kKeys / 2)), kBase + i));
   }
   std::atomic<bool> done{false};
@@ -175,13 +175,13 @@ TEST_CASE("Packing and cooling current objects races neither the writer nor read
   auto reader = [&](unsigned seed) {
     std::mt19937_64 random(seed);
     while (!done.load()) {
-      // GETs and LISTs inflate packed objects, often the same ones at once.
+      // GETs and LISTs unpack packed objects, often the same ones at once.
       const int k = kKeys / 2 + static_cast<int>(random() % (kKeys / 2));
       auto o = store.get("ns/p" + std::to_string(1000 + k));
-      if (!o || o->bytes() != want[k]) ++failures;
+      if (!o || testing::bytesOf(*o) != want[k]) ++failures;
       const auto items = store.snapshot()->list({}).items;
       if (items.size() != kKeys) ++failures;
-      for (const auto& item : items) failures += item->bytes().size() == item->byteSize() ? 0 : 1;
+      for (const auto& item : items) failures += testing::bytesOf(*item).size() == item->byteSize() ? 0 : 1;
     }
   };
   {
@@ -191,11 +191,11 @@ TEST_CASE("Packing and cooling current objects races neither the writer nor read
     done = true;
   }
   packer.join();
-  while (store.packCurrent(SIZE_MAX) > 0) {  // what the readers inflated last is cooled
+  while (store.packCurrent(SIZE_MAX) > 0) {  // what the race left plain
   }
   CHECK(failures.load() == 0);
   CHECK(store.stats().packed_objects.load() >= kKeys / 2);
-  MESSAGE(swapped.load() << " objects packed or cooled during the race");
+  MESSAGE(swapped.load() << " objects packed during the race");
 }
 
 }  // namespace cache

@@ -102,9 +102,9 @@ TEST_CASE("History counts the JSON bytes only it keeps alive") {
   auto v1 = makePod("ns", "a", 1);
   auto v2 = makePod("ns", "a", 2);
   history.append(WatchEvent{EventType::Modified, v2, v1, 2, {}});
-  CHECK(history.retainedJsonBytes() == v1->bytes().size());
+  CHECK(history.retainedJsonBytes() == v1->plainBytes().size());
   history.append(WatchEvent{EventType::Deleted, v2->withResourceVersion(3), v2, 3, {}});
-  CHECK(history.retainedJsonBytes() == 2 * v2->bytes().size());
+  CHECK(history.retainedJsonBytes() == 2 * v2->plainBytes().size());
 }
 
 }  // namespace cache

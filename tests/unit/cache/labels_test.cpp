@@ -1,4 +1,4 @@
-#include "cache/labels.h"
+#include "cache/selectors/labels.h"
 
 #include <algorithm>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include "cache/label_selector.h"
+#include "cache/selectors/label_selector.h"
 #include "tests/unit/cache/doctest_string_view.h"
 
 namespace cache {

@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include "cache/chunked_object_map.h"
+#include "cache/protobuf/protobuf_list.h"
+#include "cache/protobuf/protobuf_metadata_list.h"
+#include "cache/protobuf/protobuf_wire.h"
 #include "tests/unit/cache/test_objects.h"
 
 namespace cache {
@@ -86,6 +89,59 @@ TEST_CASE("The store holds the upstream's state only with the same keys at the s
     CHECK(sameObjects(store, "empty", *parseMetadataList(listOf(900, {}))));
     CHECK_FALSE(sameObjects(store, "other", *parseMetadataList(listOf(900, {}))));
   }
+}
+
+}  // namespace cache
+
+// The same proof read from the protobuf form kube-apiserver encodes three times faster.
+namespace cache {
+namespace {
+
+std::string protobufItem(std::string_view ns, std::string_view name, std::string_view rv) {
+  std::string meta;
+  protobuf::appendBytesField(meta, 1, name);
+  protobuf::appendBytesField(meta, 3, ns);
+  protobuf::appendBytesField(meta, 6, rv);
+  std::string item;
+  protobuf::appendBytesField(item, 1, meta);
+  return item;
+}
+
+std::string protobufListOf(std::string_view rv, const std::vector<std::string>& items, std::string_view cont = "") {
+  std::vector<std::string_view> views(items.begin(), items.end());
+  std::string out;
+  protobuf::appendList(out, "meta.k8s.io/v1", "PartialObjectMetadataList", protobuf::ListMetaView{"", rv, cont, {}},
+                       views);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("A protobuf metadata list gives the revision and each object's key and RV, as its JSON form") {
+  auto list = protobuf::parseMetadataList(
+      protobufListOf("900", {protobufItem("default", "a", "12"), protobufItem("", "node-1", "40")}));
+  REQUIRE(list);
+  CHECK(list->resource_version == 900);
+  CHECK_FALSE(list->has_continue);
+  REQUIRE(list->items.size() == 2);
+  CHECK(list->items[0] == std::pair<std::string, uint64_t>{"default/a", 12});
+  CHECK(list->items[1] == std::pair<std::string, uint64_t>{"node-1", 40});
+  auto empty = protobuf::parseMetadataList(protobufListOf("7", {}));
+  REQUIRE(empty);
+  CHECK(empty->items.empty());
+  auto page = protobuf::parseMetadataList(protobufListOf("7", {protobufItem("d", "a", "1")}, "token"));
+  REQUIRE(page);
+  CHECK(page->has_continue);
+}
+
+TEST_CASE("A protobuf metadata list without a revision, with a nameless item or of another kind is refused") {
+  CHECK_FALSE(protobuf::parseMetadataList(protobufListOf("", {})));
+  CHECK_FALSE(protobuf::parseMetadataList(protobufListOf("9", {protobufItem("d", "", "1")})));
+  CHECK_FALSE(protobuf::parseMetadataList(protobufListOf("9", {protobufItem("d", "a", "x")})));
+  std::string pods;
+  protobuf::appendList(pods, "v1", "PodList", protobuf::ListMetaView{"", "9", "", {}}, {});
+  CHECK_FALSE(protobuf::parseMetadataList(pods));
+  CHECK_FALSE(protobuf::parseMetadataList("not protobuf"));
 }
 
 }  // namespace cache

@@ -9,6 +9,7 @@
 
 #include "tests/unit/cache/doctest_string_view.h"
 #include "tests/unit/cache/fixture_files.h"
+#include "tests/unit/cache/test_objects.h"
 #include <simdjson.h>
 
 namespace cache {
@@ -44,9 +45,9 @@ TEST_CASE("A pod's metadata, labels and selectable fields are extracted in one p
   auto object = parser.parseObject(kPod);
   REQUIRE(object.has_value());
   const Object& pod = **object;
-  CHECK(pod.bytes() == kPod);
+  CHECK(pod.plainBytes() == kPod);
   CHECK(pod.key() == "default/web-0");
-  CHECK(pod.uid() == "u-1");
+  CHECK(testing::uidOf(pod) == "u-1");
   CHECK(pod.resourceVersion() == 12011);
   CHECK(pod.meta().generation == 3);
   CHECK_FALSE(pod.meta().has_deletion_timestamp);
@@ -54,7 +55,7 @@ TEST_CASE("A pod's metadata, labels and selectable fields are extracted in one p
   // spec.restartPolicy is absent: no entry, read as "".
   CHECK(pod.meta().fields == Fields{{"spec.hostNetwork", "true"}, {"spec.nodeName", "node-1"}, {"status.phase", "Running"}});
   CHECK(lookup(pod.meta().fields, "spec.restartPolicy").value_or("") == "");
-  CHECK(reparses(pod.bytes()));
+  CHECK(reparses(pod.plainBytes()));
 }
 
 TEST_CASE("Writing a list item cuts kind and apiVersion without re-serializing (L1)") {
@@ -89,14 +90,14 @@ TEST_CASE("Stripping managedFields splices them out of the stored bytes") {
   std::string expected = kPod;
   const std::string managed = R"("managedFields":[{"manager":"kubectl","fieldsV1":{"f:metadata":{}}}],)";
   expected.erase(expected.find(managed), managed.size());
-  CHECK((*object)->bytes() == expected);
-  CHECK(reparses((*object)->bytes()));
+  CHECK((*object)->plainBytes() == expected);
+  CHECK(reparses((*object)->plainBytes()));
   CHECK((*object)->meta().labels.size() == 2);
 
   SUBCASE("as the last metadata member") {
     auto last = parser.parseObject(R"({"metadata":{"name":"a","resourceVersion":"5","managedFields":[{}]},"spec":{}})");
     REQUIRE(last.has_value());
-    CHECK((*last)->bytes() == R"({"metadata":{"name":"a","resourceVersion":"5"},"spec":{}})");
+    CHECK((*last)->plainBytes() == R"({"metadata":{"name":"a","resourceVersion":"5"},"spec":{}})");
   }
 }
 
@@ -106,18 +107,18 @@ TEST_CASE("A DELETED object can carry the deletion resourceVersion by splicing (
   REQUIRE(object.has_value());
   auto deleted = (*object)->withResourceVersion(1234567);
   CHECK(deleted->resourceVersion() == 1234567);
-  CHECK(deleted->bytes().find(R"("resourceVersion":"1234567")") != std::string_view::npos);
-  CHECK(reparses(deleted->bytes()));
+  CHECK(deleted->plainBytes().find(R"("resourceVersion":"1234567")") != std::string_view::npos);
+  CHECK(reparses(deleted->plainBytes()));
   std::string out;
   deleted->appendWithoutTypeMeta(out);
   CHECK(out.starts_with(R"({"metadata":{"name":"web-0")"));
-  auto again = parser.parseObject(deleted->bytes());
+  auto again = parser.parseObject(deleted->plainBytes());
   REQUIRE(again.has_value());
   CHECK((*again)->resourceVersion() == 1234567);
 }
 
 std::string_view storedMetadataOf(const Object& object) {
-  return object.bytes().substr(object.layout().metadata.begin, object.layout().metadata.size());
+  return object.plainBytes().substr(object.layout().metadata.begin, object.layout().metadata.size());
 }
 
 TEST_CASE("metadata.uid and the metadata object are read from the stored bytes, through every splice") {
@@ -126,11 +127,11 @@ TEST_CASE("metadata.uid and the metadata object are read from the stored bytes, 
     auto object = parser.parseObject(
         R"({"metadata":{"name":"a","managedFields":[{"manager":"m"}],"uid":"6f1c-after","resourceVersion":"5"}, "x":1})");
     REQUIRE(object.has_value());
-    CHECK((*object)->uid() == "6f1c-after");
+    CHECK(testing::uidOf(**object) == "6f1c-after");
     CHECK(storedMetadataOf(**object) == R"({"name":"a","uid":"6f1c-after","resourceVersion":"5"})");
     // A DELETED copy splices the RV digits, before or after the uid.
     auto deleted = (*object)->withResourceVersion(123456789);
-    CHECK(deleted->uid() == "6f1c-after");
+    CHECK(testing::uidOf(*deleted) == "6f1c-after");
     CHECK(storedMetadataOf(*deleted) == R"({"name":"a","uid":"6f1c-after","resourceVersion":"123456789"})");
   }
   SUBCASE("type meta inserted in front of a list item moves it") {
@@ -138,14 +139,14 @@ TEST_CASE("metadata.uid and the metadata object are read from the stored bytes, 
                                  R"("items":[{"metadata":{"name":"a","uid":"u-item","resourceVersion":"5"}}]})");
     REQUIRE(list.has_value());
     REQUIRE(list->items.size() == 1);
-    CHECK(list->items[0]->uid() == "u-item");
+    CHECK(testing::uidOf(*list->items[0]) == "u-item");
     CHECK(storedMetadataOf(*list->items[0]) == R"({"name":"a","uid":"u-item","resourceVersion":"5"})");
   }
   SUBCASE("absent, or written with escapes: empty, and a non-string uid is an error") {
-    CHECK((*parser.parseObject(R"({"metadata":{"name":"a","resourceVersion":"5"}})"))->uid().empty());
+    CHECK(testing::uidOf(**parser.parseObject(R"({"metadata":{"name":"a","resourceVersion":"5"}})")).empty());
     auto escaped = parser.parseObject(R"({"metadata":{"name":"a","uid":"u\"1","resourceVersion":"5"}})");
     REQUIRE(escaped.has_value());
-    CHECK(escaped->get()->uid().empty());
+    CHECK(testing::uidOf(**escaped).empty());
     CHECK_FALSE(parser.parseObject(R"({"metadata":{"name":"a","uid":7,"resourceVersion":"5"}})").has_value());
     CHECK_FALSE(parser.parseObject(R"({"metadata":{"name":"a","uid":"bad\q","resourceVersion":"5"}})").has_value());
   }
@@ -178,13 +179,13 @@ TEST_CASE("Watch event lines yield the type and the object, bookmarks only their
   auto added = parser.parseWatchEvent(std::string(R"({"type":"ADDED","object":)") + kPod + "}\n");
   REQUIRE(added.has_value());
   CHECK(added->type == EventType::Added);
-  CHECK(added->object->bytes() == kPod);
+  CHECK(added->object->plainBytes() == kPod);
   CHECK(added->resource_version == 12011);
 
   auto reversed = parser.parseWatchEvent(std::string(R"({"object":)") + kPod + R"(,"type":"DELETED"})");
   REQUIRE(reversed.has_value());
   CHECK(reversed->type == EventType::Deleted);
-  CHECK(reversed->object->bytes() == kPod);
+  CHECK(reversed->object->plainBytes() == kPod);
 
   auto bookmark = parser.parseWatchEvent(
       R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12746"},"spec":{"containers":null},"status":{}}})");
@@ -215,7 +216,7 @@ TEST_CASE("A list body yields items with kind/apiVersion spliced in, and the lis
   CHECK(list->resource_version == 900);
   CHECK(list->continue_token == "tok");
   REQUIRE(list->items.size() == 2);
-  CHECK(list->items[0]->bytes() == R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"7"}})");
+  CHECK(list->items[0]->plainBytes() == R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"7"}})");
   std::string out;
   list->items[1]->appendWithoutTypeMeta(out);
   CHECK(out == R"({"metadata":{"name":"b","namespace":"n","resourceVersion":"8"},"spec":{}})");
@@ -284,18 +285,18 @@ TEST_CASE("Every fixture of the API type corpus parses cleanly or is rejected wi
     const ObjectMeta& meta = (*object)->meta();
     CHECK(meta.name == "nameValue");
     CHECK(meta.resource_version == 4242);
-    CHECK((*object)->bytes() == json);
+    CHECK((*object)->plainBytes() == json);
     if (meta.namespace_name == "namespaceValue") {
       CHECK((*object)->key() == "namespaceValue/nameValue");
-      CHECK((*object)->uid() == "uidValue");
+      CHECK(testing::uidOf(**object) == "uidValue");
       CHECK(meta.generation == 7);
       CHECK(meta.has_deletion_timestamp);
       CHECK(meta.labels == Labels{{"labelsKey", "labelsValue"}});
     }
     auto stripped = stripping.parseObject(json);
     REQUIRE(stripped.has_value());
-    CHECK(reparses((*stripped)->bytes()));
-    simdjson::padded_string stripped_copy((*stripped)->bytes());
+    CHECK(reparses((*stripped)->plainBytes()));
+    simdjson::padded_string stripped_copy((*stripped)->plainBytes());
     simdjson::dom::element stripped_truth = dom.parse(stripped_copy).value();
     CHECK(stripped_truth["metadata"]["managedFields"].error() == simdjson::NO_SUCH_FIELD);
     CHECK(stripped_truth["metadata"]["name"].error() == simdjson::SUCCESS);

@@ -18,8 +18,8 @@ using testing::makePod;
 std::vector<std::string> bytesOf(const std::vector<WatchEvent>& events) {
   std::vector<std::string> out;
   for (const auto& e : events) {
-    out.push_back(std::string(wireName(e.type)) + " " + std::string(e.object->bytes()) + " prev " +
-                  (e.prev_object ? std::string(e.prev_object->bytes()) : "-"));
+    out.push_back(std::string(wireName(e.type)) + " " + std::string(testing::bytesOf(*e.object)) + " prev " +
+                  (e.prev_object ? std::string(testing::bytesOf(*e.prev_object)) : "-"));
   }
   return out;
 }
@@ -62,7 +62,7 @@ TEST_CASE("Superseded versions are packed once, current ones stay plain, and rea
   history.append({EventType::Deleted, a2->withResourceVersion(5), a2, 5, {}});
   const auto before = bytesOf(unpacked(history, 1));
   const uint64_t json_before = history.retainedJsonBytes();
-  CHECK(json_before == a1->bytes().size() + 2 * a2->bytes().size());
+  CHECK(json_before == testing::bytesOf(*a1).size() + 2 * testing::bytesOf(*a2).size());
 
   pack(history);
   const auto events = stored(history);
@@ -155,8 +155,8 @@ TEST_CASE("A packed store answers resumes and Exact reads as the plain one (W4, 
     REQUIRE(at_plain.has_value());
     REQUIRE(at_packed.has_value());
     std::vector<std::string> want, got;
-    for (const auto& o : (*at_plain)->list({}).items) want.emplace_back(o->bytes());
-    for (const auto& o : (*at_packed)->list({}).items) got.emplace_back(o->bytes());
+    for (const auto& o : (*at_plain)->list({}).items) want.emplace_back(testing::bytesOf(*o));
+    for (const auto& o : (*at_packed)->list({}).items) got.emplace_back(testing::bytesOf(*o));
     CHECK(got == want);
 
     std::vector<WatchEvent> plain_events, packed_events;

@@ -1,5 +1,5 @@
 // PackedObject: old versions kept deflated against a preset dictionary (issue #20).
-#include "cache/packed_object.h"
+#include "cache/packing/packed_object.h"
 
 #include <doctest/doctest.h>
 
@@ -54,12 +54,12 @@ ObjectConstSharedPtr parse(const std::string& json) {
 // A packed copy's metadata strings are copies, whose capacities may be smaller: its
 // overhead is compared only where asked.
 void checkSame(const Object& a, const Object& b, bool same_overhead = true) {
-  CHECK(a.bytes() == b.bytes());
+  CHECK(testing::bytesOf(a) == testing::bytesOf(b));
   CHECK(a.key() == b.key());
   CHECK(a.resourceVersion() == b.resourceVersion());
   CHECK(a.encoding() == b.encoding());
-  CHECK(a.uid() == b.uid());
-  CHECK(a.metadataBytes() == b.metadataBytes());
+  CHECK(testing::uidOf(a) == testing::uidOf(b));
+  CHECK(testing::metadataOf(a) == testing::metadataOf(b));
   CHECK(a.meta().namespace_name == b.meta().namespace_name);
   CHECK(a.meta().name == b.meta().name);
   CHECK(a.meta().generation == b.meta().generation);
@@ -78,17 +78,17 @@ void checkSame(const Object& a, const Object& b, bool same_overhead = true) {
 }  // namespace
 
 TEST_CASE("A packed version unpacks to the same bytes, metadata and layout") {
-  auto dictionary = std::make_shared<const PackDictionary>(parse(realisticPod("web-0", 1))->bytes());
+  auto dictionary = std::make_shared<const PackDictionary>(parse(realisticPod("web-0", 1))->plainBytes());
   auto pod = parse(realisticPod("web-1", 2));
   auto packed = PackedObject::pack(*pod, dictionary);
   CHECK(packed->key() == "web/web-1");
   CHECK(packed->resourceVersion() == 2);
-  CHECK(packed->plainSize() == pod->bytes().size());
+  CHECK(packed->plainSize() == testing::bytesOf(*pod).size());
   checkSame(*packed->unpack(), *pod);
   // Unpacked twice, the same again: the state lives in the packed bytes only.
   checkSame(*packed->unpack(), *pod);
   // A withResourceVersion() of the unpacked object edits the right bytes (DELETED events).
-  CHECK(packed->unpack()->withResourceVersion(9)->bytes() == pod->withResourceVersion(9)->bytes());
+  CHECK(packed->unpack()->withResourceVersion(9)->plainBytes() == pod->withResourceVersion(9)->plainBytes());
 }
 
 TEST_CASE("Readers share one unpacked object while any of them holds it") {
@@ -97,21 +97,21 @@ TEST_CASE("Readers share one unpacked object while any of them holds it") {
   CHECK(packed->unpack() == first);  // a resume meets a version as one event's object and the next's prev
   first.reset();
   // Nobody holds it: inflated again, equal.
-  CHECK(packed->unpack()->bytes() == parse(realisticPod("web-1", 2))->bytes());
+  CHECK(packed->unpack()->plainBytes() == parse(realisticPod("web-1", 2))->plainBytes());
 }
 
 TEST_CASE("The dictionary is what makes one object small") {
   const auto pod = parse(realisticPod("web-1", 2));
   const auto with = PackedObject::pack(*pod, std::make_shared<const PackDictionary>(realisticPod("web-0", 1)));
   const auto without = PackedObject::pack(*pod, nullptr);
-  MESSAGE(pod->bytes().size() << " bytes: " << with->heapBytes() << " packed with a dictionary, "
+  MESSAGE(testing::bytesOf(*pod).size() << " bytes: " << with->heapBytes() << " packed with a dictionary, "
                               << without->heapBytes() << " without");
   CHECK(with->heapBytes() * 2 < without->heapBytes());
-  CHECK(with->heapBytes() * 3 < pod->bytes().size() + pod->overheadBytes());
+  CHECK(with->heapBytes() * 3 < testing::bytesOf(*pod).size() + pod->overheadBytes());
   checkSame(*without->unpack(), *pod);
 }
 
-TEST_CASE("A dictionary keeps only the last 32 KiB of its sample, as far as deflate looks back") {
+TEST_CASE("A dictionary keeps only the last 64 KiB of its sample, as far as LZ4 looks back") {
   const std::string sample(100000, 'x');
   PackDictionary dictionary(sample + "tail");
   CHECK(dictionary.bytes().size() == PackDictionary::kMaxBytes);
@@ -123,39 +123,37 @@ TEST_CASE("A dictionary keeps only the last 32 KiB of its sample, as far as defl
 
 TEST_CASE("Protobuf objects pack and unpack alike") {
   auto pod = testing::makeProtobufPod("web-1", "17");
-  auto packed = PackedObject::pack(*pod, std::make_shared<const PackDictionary>(testing::makeProtobufPod("web-0", "5")->bytes()));
+  auto packed = PackedObject::pack(*pod, std::make_shared<const PackDictionary>(testing::makeProtobufPod("web-0", "5")->plainBytes()));
   checkSame(*packed->unpack(), *pod);
   CHECK(packed->unpack()->encoding() == Encoding::Protobuf);
 }
 
-TEST_CASE("A packed current object inflates on first read, keeps that copy, and cools into a fresh instance") {
-  auto dictionary = std::make_shared<const PackDictionary>(parse(realisticPod("web-0", 1))->bytes());
+TEST_CASE("A packed current object stays packed: readers unpack it into buffers of their own") {
+  auto dictionary = std::make_shared<const PackDictionary>(parse(realisticPod("web-0", 1))->plainBytes());
   auto pod = parse(realisticPod("web-1", 2));
   CHECK_FALSE(pod->isPacked());
   auto packed = Object::packed(*pod, dictionary);
   CHECK(packed->isPacked());
-  CHECK_FALSE(packed->isInflated());
-  CHECK(packed->byteSize() == pod->bytes().size());  // sizes need no inflating
+  CHECK(packed->byteSize() == pod->byteSize());  // sizes need no unpacking
   CHECK(packed->meta().labels == pod->meta().labels);  // nor do selectors and indexes
-  CHECK_FALSE(packed->isInflated());
   CHECK(packed->packedBytes() * 4 < pod->byteSize());
-  // Readers racing to inflate get one copy, kept while the instance lives.
-  std::vector<const char*> seen(4);
+  // Concurrent readers each unpack into their own buffer; the instance is never written.
+  std::vector<std::string> seen(4);
   std::vector<std::thread> readers;
-  for (size_t i = 0; i < seen.size(); ++i) readers.emplace_back([&, i] { seen[i] = packed->bytes().data(); });
+  for (size_t i = 0; i < seen.size(); ++i) readers.emplace_back([&, i] { seen[i] = testing::bytesOf(*packed); });
   for (auto& t : readers) t.join();
-  CHECK(std::count(seen.begin(), seen.end(), seen[0]) == static_cast<long>(seen.size()));
-  CHECK(packed->isInflated());
-  checkSame(*packed, *pod);
-  CHECK(packed->withResourceVersion(9)->bytes() == pod->withResourceVersion(9)->bytes());
-  auto cooled = Object::cooled(*packed);
-  CHECK(cooled->isPacked());
-  CHECK_FALSE(cooled->isInflated());
-  CHECK(cooled->packedBytes() == packed->packedBytes());
-  checkSame(*cooled, *pod);
+  for (const std::string& bytes : seen) CHECK(bytes == pod->plainBytes());
+  std::string buffer;
+  const std::string_view view = packed->bytes(buffer);
+  CHECK(view.data() == buffer.data());  // the caller's buffer, not the instance
+  std::string copied(packed->byteSize(), '\0');
+  packed->copyBytes(copied.data());
+  CHECK(copied == pod->plainBytes());
+  checkSame(*packed, *pod, false);
+  CHECK(packed->withResourceVersion(9)->plainBytes() == pod->withResourceVersion(9)->plainBytes());
   auto proto = testing::makeProtobufPod("web-1", "17");
-  checkSame(*Object::packed(*proto, std::make_shared<const PackDictionary>(testing::makeProtobufPod("web-0", "5")->bytes())),
-            *proto);
+  checkSame(*Object::packed(*proto, std::make_shared<const PackDictionary>(testing::makeProtobufPod("web-0", "5")->plainBytes())),
+            *proto, false);
 }
 
 TEST_CASE("Every object of the API type corpus survives packing byte for byte") {
@@ -177,12 +175,12 @@ TEST_CASE("Every object of the API type corpus survives packing byte for byte") 
     auto object = parser.parseObject(json);
     if (!object) continue;
     CAPTURE(entry.path().filename().string());
-    if (!dictionary) dictionary = std::make_shared<const PackDictionary>((*object)->bytes());
+    if (!dictionary) dictionary = std::make_shared<const PackDictionary>(testing::bytesOf(**object));
     auto packed = PackedObject::pack(**object, dictionary);
     checkSame(*packed->unpack(), **object);
     checkSame(*Object::packed(**object, dictionary), **object, false);  // a packed current object
     ++objects;
-    plain += (*object)->bytes().size();
+    plain += testing::bytesOf(**object).size();
     packed_bytes += packed->heapBytes();
   }
   MESSAGE(objects << " objects, " << plain << " bytes, " << packed_bytes << " packed (with their metadata)");

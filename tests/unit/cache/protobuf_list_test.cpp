@@ -1,4 +1,4 @@
-// The protobuf list and watch framing (cache/protobuf_list.h, contract N2, W2): what the
+// The protobuf list and watch framing (cache/protobuf/protobuf_list.h, contract N2, W2): what the
 // writers produce, the readers read back. The byte-for-byte agreement with kube-apiserver
 // is checked in the real-cluster tier (test_real_protobuf.py).
 #include <doctest/doctest.h>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "cache/protobuf_list.h"
-#include "cache/protobuf_object.h"
+#include "cache/protobuf/protobuf_list.h"
+#include "cache/protobuf/protobuf_object.h"
 
 namespace {
 
@@ -57,6 +57,27 @@ TEST_CASE("N2: a list written from stored items reads back with its ListMeta and
   CHECK_FALSE(parseList(plain)->metadata.remaining_item_count.has_value());
   // Empty strings are written (gogo marshals non-pointer fields always): 0a 00 / 1a 00 / 22 00.
   CHECK(plain.find(std::string("\x1a\x00\x22\x00", 4)) == plain.size() - 4);
+}
+
+TEST_CASE("S1: a sharded list's ListMeta carries shardInfo.selector (field 5, its field 1) and reads back") {
+  const std::string selector = "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')";
+  std::string body;
+  ListMetaView meta{"", "99", "", std::nullopt};
+  meta.shard_selector = selector;
+  appendList(body, "v1", "ConfigMapList", meta, {});
+  const auto list = parseList(body);
+  REQUIRE(list);
+  CHECK(list->metadata.shard_selector == selector);
+  // ShardInfo{selector} nested in ListMeta's field 5: 2a <len> 0a <len> selector.
+  std::string expected = "\x2a";
+  expected += static_cast<char>(selector.size() + 2);
+  expected += "\x0a";
+  expected += static_cast<char>(selector.size());
+  expected += selector;
+  CHECK(body.find(expected) != std::string::npos);
+  std::string plain;
+  appendList(plain, "v1", "ConfigMapList", ListMetaView{"", "99", "", std::nullopt}, {});
+  CHECK(parseList(plain)->metadata.shard_selector.empty());
 }
 
 TEST_CASE("W2: watch frames are length-prefixed WatchEvents, read one whole frame at a time") {

@@ -1,4 +1,4 @@
-// The store's protobuf parser (cache/protobuf_object_parser.h, contract N2, W2, S4): objects
+// The store's protobuf parser (cache/protobuf/protobuf_object_parser.h, contract N2, W2, S4): objects
 // kept as the bare message the upstream sent, ObjectMeta and the selectable fields read by
 // field number, the RV spliced with the lengths around it, managedFields dropped on request.
 #include <doctest/doctest.h>
@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "cache/protobuf_list.h"
-#include "cache/protobuf_object.h"
-#include "cache/protobuf_object_parser.h"
-#include "cache/selectable_fields.h"
+#include "cache/protobuf/protobuf_list.h"
+#include "cache/protobuf/protobuf_object.h"
+#include "cache/protobuf/protobuf_object_parser.h"
+#include "cache/selectors/selectable_fields.h"
 #include "cache/status.h"
+#include "tests/unit/cache/test_objects.h"
 
 namespace {
 
@@ -91,16 +92,16 @@ TEST_CASE("N2: every committed fixture parses into a stored object read in place
     REQUIRE_MESSAGE(parsed, entry.path().filename().string());
     const Object& object = **parsed;
     CHECK(object.encoding() == Encoding::Protobuf);
-    CHECK(object.bytes() == raw);  // stored exactly as received
+    CHECK(object.plainBytes() == raw);  // stored exactly as received
     CHECK(object.resourceVersion() == 4242);
     const auto view = protobuf::parseObjectMeta(raw);
     CHECK(object.meta().name == view->name);
     CHECK(object.meta().namespace_name == view->namespace_);
     CHECK(object.meta().generation == view->generation);
     CHECK(object.meta().has_deletion_timestamp == view->has_deletion_timestamp);
-    CHECK(object.uid() == view->uid);
+    CHECK(testing::uidOf(object) == view->uid);
     for (const auto& [key, value] : view->labels) CHECK(lookup(object.meta().labels, key) == value);
-    CHECK(object.metadataBytes() == std::string_view(raw).substr(view->metadata.offset, view->metadata.length));
+    CHECK(testing::metadataOf(object) == std::string_view(raw).substr(view->metadata.offset, view->metadata.length));
     ++seen;
   }
   CHECK(seen >= 10);
@@ -166,22 +167,22 @@ TEST_CASE("W3: a protobuf object's RV is spliced with the lengths around it") {
     CHECK(spliced->resourceVersion() == rv);
     CHECK(spliced->encoding() == Encoding::Protobuf);
     // It reads back as the same object at the new RV, the rest of the bytes unchanged.
-    auto again = parser.parseObject(spliced->bytes());
+    auto again = parser.parseObject(spliced->plainBytes());
     REQUIRE(again);
     CHECK((*again)->resourceVersion() == rv);
     CHECK((*again)->key() == "web/p-1");
     CHECK(field(**again, "spec.nodeName") == "node-a");
-    CHECK(spliced->bytes() == pod("p-1", std::to_string(rv), spec, bytesField(1, "Running"),
+    CHECK(spliced->plainBytes() == pod("p-1", std::to_string(rv), spec, bytesField(1, "Running"),
                                   bytesField(11, entry("app", "web"))));
     const ByteRange r = spliced->layout().resource_version_value;
-    CHECK(spliced->bytes().substr(r.begin, r.size()) == std::to_string(rv));
+    CHECK(spliced->plainBytes().substr(r.begin, r.size()) == std::to_string(rv));
   }
   // A metadata large enough that its length grows a byte when the RV does.
   const std::string padded = pod("p-2", "7", {}, {}, bytesField(12, entry("note", std::string(100, 'x'))));
   auto small = parser.parseObject(padded);
   REQUIRE(small);
   auto big = (*small)->withResourceVersion(99999999999);
-  auto reread = parser.parseObject(big->bytes());
+  auto reread = parser.parseObject(big->plainBytes());
   REQUIRE(reread);
   CHECK((*reread)->resourceVersion() == 99999999999);
 }
@@ -191,11 +192,11 @@ TEST_CASE("strip-managed-fields drops ObjectMeta field 17 and nothing else") {
   const std::string with = pod("p-1", "5", bytesField(10, "n"), {}, managed + managed);
   auto stripped = podParser(true).parseObject(with);
   REQUIRE(stripped);
-  CHECK((*stripped)->bytes() == pod("p-1", "5", bytesField(10, "n")));
+  CHECK((*stripped)->plainBytes() == pod("p-1", "5", bytesField(10, "n")));
   CHECK((*stripped)->resourceVersion() == 5);
   auto kept = podParser(false).parseObject(with);
   REQUIRE(kept);
-  CHECK((*kept)->bytes() == with);
+  CHECK((*kept)->plainBytes() == with);
 }
 
 TEST_CASE("W2: protobuf watch events parse in one pass; their type is known from the first bytes") {
@@ -212,7 +213,7 @@ TEST_CASE("W2: protobuf watch events parse in one pass; their type is known from
   CHECK(event->type == EventType::Modified);
   CHECK(event->resource_version == 31);
   REQUIRE(event->object);
-  CHECK(event->object->bytes() == object);
+  CHECK(event->object->plainBytes() == object);
 
   std::string bookmark_frame;
   std::string bookmark;

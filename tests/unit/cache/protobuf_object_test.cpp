@@ -1,4 +1,4 @@
-// The protobuf reader (cache/protobuf_object.h, contract N2) against objects encoded by the
+// The protobuf reader (cache/protobuf/protobuf_object.h, contract N2) against objects encoded by the
 // API machinery itself: each NAME.pb was written by client-go's protobuf serializer from an
 // API round-trip fixture (every field set), and NAME.meta.json holds what client-go's
 // meta.Accessor reads of it (tests/realcluster/cmd/protofixtures). The folder defaults to
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "cache/protobuf_object.h"
+#include "cache/protobuf/protobuf_object.h"
 
 namespace {
 

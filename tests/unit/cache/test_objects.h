@@ -32,4 +32,19 @@ inline ObjectConstSharedPtr makePod(const std::string& ns, const std::string& na
   return *object;
 }
 
+// Copies of an object's bytes, uid and stored metadata: a packed object (issue #37) is
+// unpacked into a buffer of the caller's, never into the instance.
+inline std::string bytesOf(const Object& object) {
+  std::string buffer;
+  return std::string(object.bytes(buffer));
+}
+inline std::string uidOf(const Object& object) {
+  std::string buffer;
+  return std::string(object.uid(buffer));
+}
+inline std::string metadataOf(const Object& object) {
+  std::string buffer;
+  return std::string(object.metadataBytes(buffer));
+}
+
 }  // namespace cache::testing

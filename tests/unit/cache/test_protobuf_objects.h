@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "cache/protobuf_object_parser.h"
+#include "cache/protobuf/protobuf_object_parser.h"
 
 namespace cache::testing {
 

@@ -97,35 +97,70 @@ TEST_CASE("Bookmarks advance the RV without events") {
   CHECK((*snapshot)->size() == 1);
 }
 
-TEST_CASE("A relist turns its differences into synthetic events so watchers need no 410") {
+TEST_CASE("A relist that changed the state restarts the history at its RV: older resumes are 410 (W5)") {
   FakeClock clock;
   ThreadSafeStore store(podStoreOptions(), clock);
   auto first = store.replace({makePod("ns", "keep", 3), makePod("ns", "change", 4), makePod("ns", "gone", 5)}, 10);
   REQUIRE(first.has_value());
-  CHECK(first->empty());  // the first list is the starting state, not history
+  CHECK_FALSE(first->changed());  // the first list is the starting state, not a change
+  REQUIRE(store.apply(EventType::Modified, makePod("ns", "keep", 12)).has_value());
+  auto at11 = store.snapshotAt(11);  // built from the history before the relist
+  REQUIRE(at11.has_value());
 
-  // Upstream moved on while our watch was broken.
-  auto diff = store.replace({makePod("ns", "new", 40), makePod("ns", "change", 30), makePod("ns", "keep", 3)}, 50);
-  REQUIRE(diff.has_value());
-  REQUIRE(diff->size() == 3);
-  CHECK((*diff)[0].type == EventType::Modified);
-  CHECK((*diff)[0].resource_version == 30);
-  CHECK((*diff)[0].prev_object->resourceVersion() == 4);
-  CHECK((*diff)[1].type == EventType::Added);
-  CHECK((*diff)[1].resource_version == 40);
-  CHECK((*diff)[2].type == EventType::Deleted);
-  CHECK((*diff)[2].resource_version == 50);
-  // W3: the DELETED object is the last state carrying the deletion RV.
-  CHECK((*diff)[2].object->resourceVersion() == 50);
-  CHECK((*diff)[2].object->bytes().find(R"("resourceVersion":"50")") != std::string_view::npos);
-  CHECK((*diff)[2].prev_object->resourceVersion() == 5);
+  // Upstream moved on while our watch was broken: "gone" was deleted and "new" created at
+  // RVs we never saw, so no event can carry them; the history starts again at 50.
+  auto relist = store.replace({makePod("ns", "new", 40), makePod("ns", "change", 30), makePod("ns", "keep", 12)}, 50);
+  REQUIRE(relist.has_value());
+  CHECK(relist->added == 1);
+  CHECK(relist->modified == 1);
+  CHECK(relist->deleted == 1);
+  CHECK(relist->changed());
+  CHECK(store.oldestResumableRV() == 50);
+  for (uint64_t before : {10, 12, 49}) {
+    auto cursor = store.watchCursor(before);
+    REQUIRE_FALSE(cursor.has_value());
+    CHECK(cursor.error().reason == Reason::Expired);
+    CHECK(cursor.error().message == "too old resource version: " + std::to_string(before) + " (50)");
+  }
+  auto from50 = store.watchCursor(50);
+  REQUIRE(from50.has_value());
+  std::vector<WatchEvent> events;
+  REQUIRE(store.readEvents(*from50, 10, events).has_value());
+  CHECK(events.empty());
+  CHECK(keysOf(store.snapshot()->list({}).items) == std::vector<std::string>{"ns/change", "ns/keep", "ns/new"});
+  // Exact reads: the state at 11 stays what it was; between the old RV and the list, no
+  // state is known (the apiserver answers those).
+  auto again11 = store.snapshotAt(11);
+  REQUIRE(again11.has_value());
+  CHECK(again11->get() == at11->get());
+  CHECK_FALSE(store.snapshotAt(20).has_value());
+  CHECK(store.snapshotAt(50).has_value());
 
+  // Events after the list resume as always.
+  REQUIRE(store.apply(EventType::Deleted, makePod("ns", "new", 51)).has_value());
+  auto cursor = store.watchCursor(50);
+  REQUIRE(cursor.has_value());
+  REQUIRE(store.readEvents(*cursor, 10, events).has_value());
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].resource_version == 51);
+}
+
+TEST_CASE("A relist that finds the state unchanged keeps the history: resumes across it miss nothing") {
+  FakeClock clock;
+  ThreadSafeStore store(podStoreOptions(), clock);
+  REQUIRE(store.replace({makePod("ns", "a", 3)}, 10).has_value());
+  REQUIRE(store.apply(EventType::Added, makePod("ns", "b", 11)).has_value());
+  auto relist = store.replace({makePod("ns", "a", 3), makePod("ns", "b", 11)}, 30);
+  REQUIRE(relist.has_value());
+  CHECK_FALSE(relist->changed());
+  CHECK(store.currentRV() == 30);
+  CHECK(store.oldestResumableRV() == 10);
   auto cursor = store.watchCursor(10);
   REQUIRE(cursor.has_value());
   std::vector<WatchEvent> events;
   REQUIRE(store.readEvents(*cursor, 10, events).has_value());
-  CHECK(events.size() == 3);
-  CHECK(keysOf(store.snapshot()->list({}).items) == std::vector<std::string>{"ns/change", "ns/keep", "ns/new"});
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].resource_version == 11);
 }
 
 TEST_CASE("Indexes follow updates, including a key moving between index values, and deletes") {

@@ -115,10 +115,10 @@ TEST_CASE("--log-format accepts text and json only") {
         "kube-cache-proxy: --log-format \"xml\": want text or json");
 }
 
-TEST_CASE("--store-encoding accepts plain, history and compressed, history by default") {
+TEST_CASE("--store-encoding accepts plain, history and compressed, compressed by default") {
   config::test::TempDir dir;
   const auto env = config::test::emptyEnvironment(dir);
-  CHECK(loadArgs(withUpstream({}), env).store_encoding == config::StoreEncoding::History);
+  CHECK(loadArgs(withUpstream({}), env).store_encoding == config::StoreEncoding::Compressed);
   CHECK(loadArgs(withUpstream({"--store-encoding", "plain"}), env).store_encoding == config::StoreEncoding::Plain);
   CHECK(loadArgs(withUpstream({"--store-encoding=history"}), env).store_encoding == config::StoreEncoding::History);
   CHECK(loadArgs(withUpstream({"--store-encoding=compressed"}), env).store_encoding ==
@@ -220,6 +220,21 @@ TEST_CASE("--state-dir takes a directory path") {
   CHECK(loadArgs(withUpstream({"--state-dir", "/var/lib/kube-cache-proxy"}), env).state_dir ==
         "/var/lib/kube-cache-proxy");
   CHECK(loadError(withUpstream({"--state-dir", ""}), env) == "kube-cache-proxy: --state-dir: must not be empty");
+}
+
+TEST_CASE("--state-key-file reads a key of at least 32 bytes for --state-dir, without its trailing newline") {
+  config::test::TempDir dir;
+  const auto env = config::test::emptyEnvironment(dir);
+  const std::string key = dir.write("key", std::string(44, 'k') + "\n").string();
+  const std::string binary = dir.write("binary", std::string("\0\xff\n", 3) + std::string(30, 'b')).string();
+  const std::string short_key = dir.write("short", std::string(31, 'k') + "\n").string();
+  CHECK(loadArgs(withUpstream({"--state-dir", "/s", "--state-key-file", key}), env).state_key == std::string(44, 'k'));
+  CHECK(loadArgs(withUpstream({"--state-dir", "/s", "--state-key-file", binary}), env).state_key.size() == 33);
+  CHECK(loadArgs(withUpstream({"--state-dir", "/s"}), env).state_key.empty());
+  CHECK(loadError(withUpstream({"--state-dir", "/s", "--state-key-file", short_key}), env) ==
+        "kube-cache-proxy: --state-key-file " + short_key +
+            ": a key of 31 bytes; at least 32 are needed (e.g. head -c 32 /dev/urandom | base64 > FILE)");
+  CHECK(loadError(withUpstream({"--state-key-file", key}), env) == "kube-cache-proxy: --state-key-file: needs --state-dir");
 }
 
 TEST_CASE("--mode accepts sidecar and gateway only") {

@@ -380,6 +380,27 @@ TEST_CASE("Per-namespace informers are capped: beyond the cap, reads of other na
   CHECK(manager.informers().size() == 2);
 }
 
+TEST_CASE("Only DNS-1123 labels are namespaces: other names get no informer and no cache (issue 36, finding 4)") {
+  Fixture f;
+  f.upstream.forbidden = {"pods/"};
+  f.options.configured = {configured("", "pods"), configured("", "configmaps")};
+  auto& manager = f.start();
+  REQUIRE(eventually([&] { return manager.ready(); }));
+  REQUIRE(f.synced("", "v1", "configmaps", ""));
+  for (const char* name : {"\r\nFORGED", "a b", "Web", "-web", "web-", "a.b", "a%0Db", "x/y"}) {
+    CAPTURE(name);
+    CHECK(manager.find("", "v1", "pods", name) == nullptr);                   // no per-namespace informer
+    CHECK(manager.find("", "v1", "configmaps", name) == nullptr);             // nor the cluster-wide cache
+    CHECK(manager.findRunning("", "v1", "configmaps", name) == nullptr);
+  }
+  f.rounds();
+  CHECK(manager.informers().size() == 1);
+  CHECK(manager.find("", "v1", "configmaps", "web-0") != nullptr);
+  CHECK(manager.find("", "v1", "pods", std::string(63, 'a')) == nullptr);  // a label: started
+  REQUIRE(f.synced("", "v1", "pods", std::string(63, 'a')));
+  CHECK(manager.find("", "v1", "pods", std::string(64, 'a')) == nullptr);
+}
+
 TEST_CASE("A namespace the upstream refuses is not tried again until its backoff has passed (issue 16, finding 4)") {
   Fixture f;
   f.upstream.forbidden = {"pods/", "pods/locked"};

@@ -1,4 +1,4 @@
-#include "proxy/bearer_token_source.h"
+#include "proxy/upstream/bearer_token_source.h"
 
 #include <cstdio>
 #include <filesystem>

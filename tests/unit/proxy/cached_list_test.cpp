@@ -1,4 +1,4 @@
-#include "proxy/cached_list.h"
+#include "proxy/reads/cached_list.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "proxy/client_limiter.h"
+#include "proxy/server/client_limiter.h"
 
 #include <doctest/doctest.h>
 

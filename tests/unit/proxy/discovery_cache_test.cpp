@@ -1,4 +1,4 @@
-#include "proxy/discovery_cache.h"
+#include "proxy/discovery/discovery_cache.h"
 
 #include <doctest/doctest.h>
 
@@ -9,6 +9,9 @@
 using proxy::DiscoveryCache;
 using proxy::DiscoveryCacheOptions;
 using proxy::DiscoveryDocument;
+using proxy::DiscoveryEncoding;
+using proxy::DiscoveryForm;
+using proxy::DiscoveryKind;
 using proxy::HeaderList;
 using namespace std::chrono_literals;
 
@@ -42,7 +45,7 @@ TEST_CASE("Discovery paths are the apiserver's discovery documents and /version,
 TEST_CASE("A document answers while the CRDs and APIServices are as it was fetched at, within the TTL") {
   DiscoveryCache cache(DiscoveryCacheOptions{60s, 3s});
   const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
-  const std::string key = DiscoveryCache::key("/apis", "application/json");
+  const std::string key = DiscoveryCache::key("/apis", DiscoveryForm{DiscoveryKind::AggregatedV2, DiscoveryEncoding::Json});
   CHECK(cache.find(key) == nullptr);
   cache.put(key, document(t0, 7));
   auto doc = cache.find(key);
@@ -50,8 +53,11 @@ TEST_CASE("A document answers while the CRDs and APIServices are as it was fetch
   CHECK(cache.valid(*doc, 7, t0 + 59s));
   CHECK_FALSE(cache.valid(*doc, 7, t0 + 60s));  // the TTL bounds what no watch shows
   CHECK_FALSE(cache.valid(*doc, 8, t0 + 1s));   // a CRD or APIService changed
-  // Another Accept is another document (the apiserver negotiates the body per Accept).
-  CHECK(cache.find(DiscoveryCache::key("/apis", "application/vnd.kubernetes.protobuf")) == nullptr);
+  // Another form is another document (the apiserver negotiates the body per form).
+  CHECK(cache.find(DiscoveryCache::key("/apis", DiscoveryForm{DiscoveryKind::AggregatedV2, DiscoveryEncoding::Protobuf})) ==
+        nullptr);
+  CHECK(cache.find(DiscoveryCache::key("/api", DiscoveryForm{DiscoveryKind::AggregatedV2, DiscoveryEncoding::Json})) ==
+        nullptr);
 }
 
 TEST_CASE("After the inputs change, discovery waits until they have been still for the settle time") {
@@ -70,11 +76,12 @@ TEST_CASE("The documents kept are bounded; the oldest fetched goes first") {
   options.max_documents = 3;
   DiscoveryCache cache(options);
   const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
-  for (int i = 0; i < 5; ++i) cache.put(DiscoveryCache::key("/apis", "accept-" + std::to_string(i)), document(t0 + i * 1s, 1));
+  const DiscoveryForm form;
+  for (int i = 0; i < 5; ++i) cache.put(DiscoveryCache::key("/apis/g" + std::to_string(i), form), document(t0 + i * 1s, 1));
   CHECK(cache.size() == 3);
-  CHECK(cache.find(DiscoveryCache::key("/apis", "accept-0")) == nullptr);
-  CHECK(cache.find(DiscoveryCache::key("/apis", "accept-1")) == nullptr);
-  CHECK(cache.find(DiscoveryCache::key("/apis", "accept-4")) != nullptr);
+  CHECK(cache.find(DiscoveryCache::key("/apis/g0", form)) == nullptr);
+  CHECK(cache.find(DiscoveryCache::key("/apis/g1", form)) == nullptr);
+  CHECK(cache.find(DiscoveryCache::key("/apis/g4", form)) != nullptr);
 }
 
 TEST_CASE("A document keeps the fields that describe it, not the exchange's") {

@@ -1,6 +1,8 @@
 // Gateway mode's decision caches, review bodies and 401/403 Status (docs/security.md).
+#include "parse_request_info.h"
 #include "proxy/auth/gateway_auth.h"
 #include "proxy/auth/failure_limiter.h"
+#include "proxy/auth/gateway_admission.h"
 
 #include <doctest/doctest.h>
 
@@ -109,13 +111,13 @@ TEST_CASE("Bearer tokens are read as the apiserver reads them") {
 
 TEST_CASE("SubjectAccessReview carries user, groups, extra, uid and the resource attributes") {
   UserInfo alice{"alice", "uid-alice", {"team-a", "system:authenticated"}, {{"scopes", {"namespace-a"}}}};
-  const RequestInfo info = RequestInfo::parse("GET", "/api/v1/namespaces/a/pods?watch=1&fieldSelector=metadata.name%3Dp");
+  const RequestInfo info = parseRequestInfo("GET", "/api/v1/namespaces/a/pods?watch=1&fieldSelector=metadata.name%3Dp");
   CHECK(subjectAccessReviewRequest(alice, GatewayAuth::attributesOf(info, "GET")) ==
         R"({"kind":"SubjectAccessReview","apiVersion":"authorization.k8s.io/v1","spec":{"resourceAttributes":)"
         R"({"namespace":"a","verb":"watch","version":"v1","resource":"pods","name":"p",)"
         R"("fieldSelector":{"rawSelector":"metadata.name=p"}},"user":"alice",)"
         R"("groups":["team-a","system:authenticated"],"extra":{"scopes":["namespace-a"]},"uid":"uid-alice"}})");
-  const RequestInfo metrics = RequestInfo::parse("GET", "/metrics");
+  const RequestInfo metrics = parseRequestInfo("GET", "/metrics");
   CHECK(subjectAccessReviewRequest({"bob", "", {}, {}}, GatewayAuth::attributesOf(metrics, "GET")) ==
         R"({"kind":"SubjectAccessReview","apiVersion":"authorization.k8s.io/v1","spec":{"nonResourceAttributes":)"
         R"({"path":"/metrics","verb":"get"},"user":"bob"}})");
@@ -123,7 +125,7 @@ TEST_CASE("SubjectAccessReview carries user, groups, extra, uid and the resource
 
 TEST_CASE("Reviews of lists and watches carry their selectors as the apiserver authorizes them (issue 16)") {
   auto attrs = [](const char* method, const char* target) {
-    return GatewayAuth::attributesOf(RequestInfo::parse(method, target), method);
+    return GatewayAuth::attributesOf(parseRequestInfo(method, target), method);
   };
   auto a = attrs("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&labelSelector=app%3Dweb&fieldSelector=x%3Dy");
   CHECK(a.field_selector == "spec.nodeName=n1");  // the first value, raw
@@ -160,13 +162,27 @@ TEST_CASE("Review answers: only a created review is definitive") {
   CHECK_FALSE(parseSubjectAccessReview(403, "{}").definitive);
 }
 
+TEST_CASE("A node's denial is not remembered: the Node authorizer's graph changes with every binding (issue 35)") {
+  AccessReviewResult allowed, denied;
+  allowed.definitive = denied.definitive = true;
+  allowed.allowed = true;
+  const UserInfo kubelet{"system:node:node-1", "", {"system:nodes", "system:authenticated"}, {}};
+  const UserInfo controller{"system:serviceaccount:ns:sa", "", {"system:serviceaccounts", "system:authenticated"}, {}};
+  // A kubelet asks for a new pod's secret before the apiserver's graph binds the pod to it:
+  // the next ask must reach the apiserver again, not a denial kept for the TTL.
+  CHECK_FALSE(GatewayAuth::keepsDecision(kubelet, denied));
+  CHECK(GatewayAuth::keepsDecision(kubelet, allowed));
+  CHECK(GatewayAuth::keepsDecision(controller, denied));
+  CHECK(GatewayAuth::keepsDecision(controller, allowed));
+}
+
 TEST_CASE("401 and 403 are worded as the apiserver words them (E1)") {
   CHECK(toHttpAnswer(unauthorizedStatus()).body ==
         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401})"
         "\n");
   UserInfo alice{"alice", "", {}, {}};
   auto attrs = [](const char* method, const char* target) {
-    return GatewayAuth::attributesOf(RequestInfo::parse(method, target), method);
+    return GatewayAuth::attributesOf(parseRequestInfo(method, target), method);
   };
   HttpAnswer a = toHttpAnswer(forbiddenStatus(alice, attrs("GET", "/api/v1/namespaces/b/pods"), ""));
   CHECK(a.code == 403);
@@ -216,9 +232,33 @@ TEST_CASE("Failed authentications per address: a burst, then a steady rate (issu
   CHECK(limiter.exhausted("10.0.0.1"));
 }
 
+TEST_CASE("Bad-token lockout: a token seen to succeed is never held back by its address's budget") {
+  cache::testing::FakeClock clock;
+  FailureLimiter failures(2.0, 5.0, 100, clock);
+  GatewayAuth gateway(GatewayAuthOptions{});  // nothing cached: its answers expired
+  TokenReviewResult good;
+  good.authenticated = good.definitive = true;
+  good.user.name = "alice";
+  CHECK(std::holds_alternative<UserInfo>(afterTokenReview(good, true, failures, "alice-token", "10.0.0.1")));
+  for (int i = 0; i < 5; ++i) failures.failed("10.0.0.1");  // an attacker on the same address
+  CHECK(failures.exhausted("10.0.0.1"));
+  CHECK_FALSE(refuseNewToken(gateway, failures, "alice-token", "10.0.0.1"));  // reviewed again, not 429
+  CHECK(refuseNewToken(gateway, failures, "never-seen", "10.0.0.1"));
+}
+
+TEST_CASE("Bad-token lockout: a remembered denial costs the attacker, not the address") {
+  cache::testing::FakeClock clock;
+  FailureLimiter failures(2.0, 5.0, 100, clock);
+  TokenReviewResult denied;
+  denied.definitive = true;
+  CHECK(std::holds_alternative<Status>(afterTokenReview(denied, true, failures, "bad", "10.0.0.1")));
+  for (int i = 0; i < 100; ++i) afterTokenReview(denied, false, failures, "bad", "10.0.0.1");  // remembered
+  CHECK_FALSE(failures.exhausted("10.0.0.1"));
+}
+
 TEST_CASE("Only names an object could have are reviewed (issue 16, finding 5)") {
   auto reviewable = [](const std::string& path) {
-    return GatewayAuth::reviewableNames(RequestInfo::parse("GET", path));
+    return GatewayAuth::reviewableNames(parseRequestInfo("GET", path));
   };
   CHECK(reviewable("/api/v1/namespaces/kube-system/pods/coredns-5d78c9869d-x2x7k"));
   CHECK(reviewable("/api/v1/namespaces/a/pods"));

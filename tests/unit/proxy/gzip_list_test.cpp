@@ -4,8 +4,8 @@
 
 #include "cache/chunked_object_map.h"
 #include "cache/snapshot.h"
-#include "proxy/gzip_writer.h"
-#include "proxy/list_writer.h"
+#include "proxy/http/gzip_writer.h"
+#include "proxy/reads/list_writer.h"
 #include "tests/unit/cache/test_objects.h"
 #include "tests/unit/cache/test_protobuf_objects.h"
 #include "tests/unit/proxy/gunzip.h"

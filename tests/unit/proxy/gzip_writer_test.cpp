@@ -1,4 +1,4 @@
-#include "proxy/gzip_writer.h"
+#include "proxy/http/gzip_writer.h"
 
 #include <doctest/doctest.h>
 
@@ -22,7 +22,9 @@ TEST_CASE("A body compressed in pieces inflates to the original (N1)") {
 TEST_CASE("gzip is used only when the client accepts it") {
   CHECK(acceptsGzip("gzip"));
   CHECK(acceptsGzip("gzip, deflate"));
-  CHECK(acceptsGzip("deflate, GZIP"));
+  CHECK(acceptsGzip("deflate,  gzip "));
+  CHECK_FALSE(acceptsGzip("deflate, GZIP"));  // the apiserver compares the token exactly
+  CHECK_FALSE(acceptsGzip("gzip;q=1"));
   CHECK_FALSE(acceptsGzip("identity"));
   CHECK_FALSE(acceptsGzip(""));
   CHECK_FALSE(acceptsGzip("gzip;q=0"));
@@ -55,4 +57,23 @@ TEST_CASE("Runs compressed once splice into a member between bytes deflated now 
   only.writeRun(compressRun(""), alone);
   only.write("}", alone, true);
   CHECK(gunzip(alone) == "}");
+}
+
+TEST_CASE("A gzip member ended with an empty view keeps its CRC (N1, W9 per-flush members)") {
+  proxy::GzipWriter gz;
+  std::string compressed;
+  gz.write("one event\n", compressed, false);
+  gz.write(std::string_view{}, compressed, true);  // a null data pointer: zlib's crc32 would restart
+  CHECK(gunzip(compressed) == "one event\n");
+}
+
+TEST_CASE("W9: a watch flush's gzip member is laid out as Go's flushed then closed writer") {
+  const std::string_view events[] = {"{\"type\":\"ADDED\"}\n", "{\"type\":\"BOOKMARK\"}\n"};
+  const std::string member = proxy::gzipFlushedMember(events);
+  REQUIRE(member.size() > 10 + 9 + 8);
+  CHECK(member.substr(0, 3) == std::string("\x1f\x8b\x08", 3));
+  // The sync flush, then an empty final block (zlib writes it in 2 bytes, Go in 5: the
+  // same stream to a reader), then CRC-32 and size.
+  CHECK(member.substr(member.size() - 8 - 2 - 4, 4) == std::string("\x00\x00\xff\xff", 4));
+  CHECK(gunzip(member) == "{\"type\":\"ADDED\"}\n{\"type\":\"BOOKMARK\"}\n");
 }

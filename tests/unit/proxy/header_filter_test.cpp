@@ -1,4 +1,4 @@
-#include "proxy/header_filter.h"
+#include "proxy/http/header_filter.h"
 
 #include <doctest/doctest.h>
 

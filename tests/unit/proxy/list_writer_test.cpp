@@ -1,12 +1,12 @@
-#include "proxy/list_writer.h"
+#include "proxy/reads/list_writer.h"
 
 #include <algorithm>
 
 #include <doctest/doctest.h>
 
 #include "cache/object_meta_parser.h"
-#include "cache/protobuf_list.h"
-#include "proxy/partial_object_metadata.h"
+#include "cache/protobuf/protobuf_list.h"
+#include "proxy/reads/partial_object_metadata.h"
 #include "tests/unit/cache/test_objects.h"
 #include "tests/unit/cache/test_protobuf_objects.h"
 
@@ -181,7 +181,7 @@ TEST_CASE("N2: a protobuf list from the cache is the List the apiserver writes, 
   const std::vector<cache::ObjectConstSharedPtr> items{makeProtobufPod("a", "10"), makeProtobufPod("b", "11"),
                                                        makeProtobufPod("c", "12")};
   std::vector<std::string_view> raw;
-  for (const auto& item : items) raw.push_back(item->bytes());
+  for (const auto& item : items) raw.push_back(item->plainBytes());
   std::string expected;  // appendList is checked byte for byte against kube-apiserver (real-cluster tier)
   cache::protobuf::appendList(expected, "v1", "PodList", {"", "12500", "tok", 4}, raw);
   for (size_t piece : {size_t{1}, size_t{7}, size_t{1} << 20}) {
@@ -196,7 +196,7 @@ TEST_CASE("N2: a protobuf list from the cache is the List the apiserver writes, 
   // Each item {1: the stored ObjectMeta}: tag 0a, a one-byte length (these are short).
   std::vector<std::string> partial;
   for (const auto& item : items) {
-    const std::string_view meta = item->metadataBytes();
+    const std::string meta = cache::testing::metadataOf(*item);
     partial.push_back("\x0a" + std::string(1, static_cast<char>(meta.size())) + std::string(meta));
   }
   std::string expected_partial;

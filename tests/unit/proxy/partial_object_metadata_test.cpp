@@ -1,4 +1,4 @@
-#include "proxy/partial_object_metadata.h"
+#include "proxy/reads/partial_object_metadata.h"
 
 #include <string>
 
@@ -40,7 +40,7 @@ const std::string kWidgetMetadata =
 
 TEST_CASE("A custom resource's sorted metadata comes out in ObjectMeta field order (N4)") {
   const auto widget = parse(kWidget);
-  CHECK(objectMetaInStructOrder(storedMetadata(*widget)) == kWidgetMetadata);
+  CHECK(objectMetaInStructOrder(storedMetadata(*widget, widget->plainBytes())) == kWidgetMetadata);
   CHECK(partialObjectMetadata(*widget, true) ==
         R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)" + kWidgetMetadata + "}\n");
 }
@@ -91,7 +91,7 @@ TEST_CASE("Managed fields entries are written in ManagedFieldsEntry order, subre
         R"({"manager":"other","operation":"Apply"}]})");
   // Stripped at ingestion: nothing to rewrite.
   const auto stripped = parse(kWidget, true);
-  CHECK(objectMetaInStructOrder(storedMetadata(*stripped)).find("managedFields") == std::string::npos);
+  CHECK(objectMetaInStructOrder(storedMetadata(*stripped, stripped->plainBytes())).find("managedFields") == std::string::npos);
 }
 
 TEST_CASE("Strings keep their escapes and may hold JSON punctuation") {

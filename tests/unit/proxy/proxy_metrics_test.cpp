@@ -1,4 +1,4 @@
-#include "proxy/proxy_metrics.h"
+#include "proxy/observability/proxy_metrics.h"
 
 #include <doctest/doctest.h>
 
@@ -22,8 +22,8 @@ TEST_CASE("A client is named by the product token of its User-Agent") {
 
 TEST_CASE("Per-client metrics count requests, open watches and bytes in their own bucket") {
   ProxyMetrics metrics;
-  ClientMetrics& kubectl = metrics.client("kubectl/v1.32.4 (linux/amd64)");
-  CHECK(&metrics.client("kubectl/v1.31.0") == &kubectl);
+  ClientMetrics& kubectl = metrics.client("kubectl/v1.32.4 (linux/amd64)", "alice");
+  CHECK(&metrics.client("kubectl/v1.31.0", "bob") == &kubectl);
   kubectl.requestAnswered();
   kubectl.requestAnswered();
   kubectl.watchOpened();
@@ -40,18 +40,37 @@ TEST_CASE("Per-client metrics count requests, open watches and bytes in their ow
 TEST_CASE("Clients beyond the bucket limit share the \"other\" bucket") {
   ProxyMetrics metrics;
   for (size_t i = 0; i < ProxyMetrics::kMaxClientBuckets; ++i) {
-    metrics.client("client-" + std::to_string(i) + "/1").requestAnswered();
+    metrics.client("client-" + std::to_string(i) + "/1", "source-" + std::to_string(i)).requestAnswered();
   }
-  ClientMetrics& unknown = metrics.client("");  // does not use up a named bucket
-  ClientMetrics& late = metrics.client("late-comer/1");
+  ClientMetrics& unknown = metrics.client("", "x");  // does not use up a named bucket
+  ClientMetrics& late = metrics.client("late-comer/1", "y");
   CHECK(&late != &unknown);
-  CHECK(&metrics.client("another/2") == &late);
-  CHECK(&metrics.client("client-3/9") != &late);  // known clients keep their bucket
+  CHECK(&metrics.client("another/2", "z") == &late);
+  CHECK(&metrics.client("client-3/9", "w") != &late);  // known clients keep their bucket
   late.requestAnswered();
   const std::string text = metrics.renderText();
   CHECK(text.find("client=\"other\"") != std::string::npos);
   CHECK(text.find("late-comer") == std::string::npos);
   CHECK(text.find("client=\"unknown\"") != std::string::npos);
+}
+
+TEST_CASE("One source opens at most 8 buckets; requests before admission take none (issue 36, finding 5)") {
+  ProxyMetrics metrics;
+  ClientMetrics& unauthenticated = metrics.unauthenticatedClient();
+  for (int i = 0; i < 40; ++i) CHECK(&metrics.unauthenticatedClient() == &unauthenticated);
+  for (size_t i = 0; i < 40; ++i) metrics.client("tool-" + std::to_string(i) + "/1", "user:mallory").requestAnswered();
+  ClientMetrics& other = metrics.client("tool-39/1", "user:mallory");
+  ClientMetrics& newcomer = metrics.client("newcomer/1", "user:bob");
+  CHECK(&newcomer != &other);
+  CHECK(&metrics.client("tool-3/2", "user:bob") != &other);  // opened by mallory, shared by anyone
+  newcomer.requestAnswered();
+  unauthenticated.requestAnswered();
+  const std::string text = metrics.renderText();
+  size_t named = 0;
+  for (size_t at = text.find("client=\"tool-"); at != std::string::npos; at = text.find("client=\"tool-", at + 1)) ++named;
+  CHECK(named == 3 * ProxyMetrics::kMaxBucketsPerSource);  // requests, watches and bytes per bucket
+  CHECK(text.find("kube_cache_proxy_client_requests_total{client=\"newcomer\"} 1") != std::string::npos);
+  CHECK(text.find("kube_cache_proxy_client_requests_total{client=\"unauthenticated\"} 1") != std::string::npos);
 }
 
 TEST_CASE("Requests are counted per series, and long-running ones stay out of the latency histogram") {

@@ -1,8 +1,9 @@
-#include "proxy/read_route.h"
+#include "parse_request_info.h"
+#include "proxy/reads/read_route.h"
 
 #include <doctest/doctest.h>
 
-#include "cache/selectable_fields.h"
+#include "cache/selectors/selectable_fields.h"
 
 using namespace proxy;
 
@@ -33,10 +34,9 @@ ReadRoute route(std::string_view method, std::string_view target, const watch::A
                 std::string_view accept = "application/json", std::string_view user_agent = "kubectl/v1.32",
                 bool synced = true, std::string_view scope = "",
                 cache::Encoding encoding = cache::Encoding::Json) {
-  const RequestInfo info = RequestInfo::parse(method, target);
-  const size_t q = target.find('?');
-  const auto query = cache::QueryValues::parse(q == std::string_view::npos ? std::string_view{} : target.substr(q + 1));
-  return routeRead(info, query, accept, user_agent, CachedFacts{resource, synced, scope, encoding});
+  HeaderList headers = {{"Accept", std::string(accept)}, {"User-Agent", std::string(user_agent)}};
+  const proxy::Request req = proxy::Request::make(std::string(method), std::string(target), std::move(headers), "");
+  return routeRead(req, CachedFacts{resource, synced, scope, encoding});
 }
 
 ReadRoute protobufRoute(std::string_view target, const watch::ApiResource* resource, std::string_view accept) {
@@ -92,7 +92,7 @@ TEST_CASE("Scopes the informer cannot answer pass through") {
   CHECK_FALSE(route("GET", "/api/v1/namespaces/team-b/pods", &p, "application/json", "x", true, "team-a").from_cache);
   CHECK_FALSE(route("GET", "/api/v1/namespaces/default/namespaces", &n).from_cache);
   SUBCASE("the namespace object is cluster-scoped") {
-    const RequestInfo info = RequestInfo::parse("GET", "/api/v1/namespaces/kube-system");
+    const RequestInfo info = parseRequestInfo("GET", "/api/v1/namespaces/kube-system");
     CHECK(route("GET", "/api/v1/namespaces/kube-system", &n).from_cache);
     CHECK(storeNamespace(info, n).empty());
   }
@@ -157,11 +157,11 @@ TEST_CASE("A protobuf cache answers what the apiserver would answer in protobuf,
   CHECK_FALSE(protobufRoute("/api/v1/pods", &p, "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io")
                   .from_cache);
   // prefersProtobuf tells the caller which cache to ask.
-  CHECK(prefersProtobuf(kGoClient, true));
-  CHECK(prefersProtobuf(kMetadataListAccept, true));
-  CHECK_FALSE(prefersProtobuf(kMetadataListAccept, false));  // a list transform on a GET
-  CHECK_FALSE(prefersProtobuf("application/json", false));
-  CHECK_FALSE(prefersProtobuf("application/vnd.kubernetes.protobuf;q=0, application/json", false));
+  CHECK(prefersProtobuf(proxy::AcceptHeader::parse(kGoClient), true));
+  CHECK(prefersProtobuf(proxy::AcceptHeader::parse(kMetadataListAccept), true));
+  CHECK_FALSE(prefersProtobuf(proxy::AcceptHeader::parse(kMetadataListAccept), false));  // a list transform on a GET
+  CHECK_FALSE(prefersProtobuf(proxy::AcceptHeader::parse("application/json"), false));
+  CHECK_FALSE(prefersProtobuf(proxy::AcceptHeader::parse("application/vnd.kubernetes.protobuf;q=0, application/json"), false));
   // A JSON cache still answers a protobuf-first client that accepts JSON (its old behaviour).
   CHECK(route("GET", "/api/v1/pods", &p, kGoClient).format == ReadFormat::Json);
 }

@@ -1,6 +1,6 @@
-#include "proxy/read_status.h"
+#include "proxy/reads/read_status.h"
 
-#include "cache/list_options.h"
+#include "cache/query/list_options.h"
 
 #include <doctest/doctest.h>
 

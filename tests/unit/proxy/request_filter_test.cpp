@@ -1,4 +1,4 @@
-#include "proxy/request_filter.h"
+#include "proxy/server/request_filter.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "proxy/socket_io.h"
+#include "proxy/http/socket_io.h"
 
 #include <doctest/doctest.h>
 

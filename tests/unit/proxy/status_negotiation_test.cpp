@@ -62,6 +62,6 @@ TEST_CASE("An error Status is raw JSON exactly when no Accept entry passes Defau
   };
   for (const Row& row : rows) {
     CAPTURE(row.accept);
-    CHECK(statusEncodingFor(row.accept) == row.expected);
+    CHECK(statusEncodingFor(proxy::AcceptHeader::parse(row.accept)) == row.expected);
   }
 }

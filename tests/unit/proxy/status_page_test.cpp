@@ -1,4 +1,4 @@
-#include "proxy/status_page.h"
+#include "proxy/observability/status_page.h"
 
 #include <doctest/doctest.h>
 
@@ -58,8 +58,8 @@ TEST_CASE("The HTML status escapes what the upstream named and refreshes itself"
 }
 
 TEST_CASE("JSON is chosen by the Accept header, a browser gets the page") {
-  CHECK(proxy::wantsJsonStatus("application/json"));
-  CHECK(proxy::wantsJsonStatus("application/json, */*"));
-  CHECK_FALSE(proxy::wantsJsonStatus("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"));
-  CHECK_FALSE(proxy::wantsJsonStatus(""));
+  CHECK(proxy::wantsJsonStatus(proxy::AcceptHeader::parse("application/json")));
+  CHECK(proxy::wantsJsonStatus(proxy::AcceptHeader::parse("application/json, */*")));
+  CHECK_FALSE(proxy::wantsJsonStatus(proxy::AcceptHeader::parse("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")));
+  CHECK_FALSE(proxy::wantsJsonStatus(proxy::AcceptHeader::parse("")));
 }

@@ -1,4 +1,4 @@
-#include "proxy/upstream_url.h"
+#include "proxy/upstream/upstream_url.h"
 
 #include <doctest/doctest.h>
 

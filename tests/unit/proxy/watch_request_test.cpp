@@ -1,13 +1,16 @@
 #include <doctest/doctest.h>
 
-#include "proxy/watch_request.h"
+#include "proxy/watches/watch_request.h"
 
-using proxy::acceptsJsonWatch;
 using proxy::HttpAnswer;
-using proxy::planWatch;
 using proxy::WatchPlan;
 
 namespace {
+
+bool acceptsJsonWatch(std::string_view accept) { return proxy::acceptsJsonWatch(proxy::AcceptHeader::parse(accept)); }
+std::optional<proxy::WatchMedia> watchMedia(std::string_view accept) {
+  return watchMedia(proxy::AcceptHeader::parse(accept));
+}
 
 watch::ApiResource pods() {
   watch::ApiResource r{"", "v1", "pods", "Pod", "PodList", true, {}, false, nullptr};
@@ -16,7 +19,7 @@ watch::ApiResource pods() {
 }
 
 std::variant<WatchPlan, HttpAnswer> plan(std::string_view query) {
-  return planWatch(query, "default", pods(), std::chrono::milliseconds(3600000), 0.5);
+  return proxy::planWatch(cache::QueryValues::parse(query), "default", pods(), std::chrono::milliseconds(3600000), 0.5);
 }
 
 }  // namespace
@@ -112,7 +115,7 @@ TEST_CASE("timeoutSeconds below zero, or wrapping below zero in Go's Duration ar
 
 TEST_CASE("The deprecated /watch/ path is a watch validated and defaulted by ?watch, as ListResource's forceWatch (W1, W4)") {
   const auto prefixed = [](std::string_view query) {
-    return planWatch(query, "default", pods(), std::chrono::milliseconds(3600000), 0.5, true);
+    return proxy::planWatch(cache::QueryValues::parse(query), "default", pods(), std::chrono::milliseconds(3600000), 0.5, true);
   };
   // Without ?watch=true: no watch-list defaulting, the legacy current-state watch.
   const auto legacy = std::get<WatchPlan>(prefixed("allowWatchBookmarks=true"));
@@ -137,7 +140,7 @@ TEST_CASE("Too old and too large watch errors carry the apiserver's Status (W5, 
 TEST_CASE("W2, N2, N4: a watch streams in the encoding the apiserver would pick; other transforms pass through") {
   using cache::Encoding;
   auto encoding = [](std::string_view accept) -> std::optional<Encoding> {
-    const auto media = proxy::watchMedia(accept);
+    const auto media = watchMedia(accept);
     if (!media || media->metadata_only) return std::nullopt;
     return media->encoding;
   };
@@ -151,15 +154,15 @@ TEST_CASE("W2, N2, N4: a watch streams in the encoding the apiserver would pick;
   CHECK(encoding("application/vnd.kubernetes.protobuf;q=0.5, application/json") == Encoding::Json);
   CHECK(encoding("application/yaml, application/vnd.kubernetes.protobuf") == Encoding::Protobuf);
   // Metadata informers' watches in protobuf come from the protobuf cache as metadata.
-  const auto metadata = proxy::watchMedia(
+  const auto metadata = watchMedia(
       "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
       "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
   REQUIRE(metadata);
   CHECK(metadata->encoding == Encoding::Protobuf);
   CHECK(metadata->metadata_only);
   // JSON metadata, v1beta1 and Tables are rendered by the upstream.
-  CHECK_FALSE(proxy::watchMedia("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"));
-  CHECK_FALSE(proxy::watchMedia("application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1"));
-  CHECK_FALSE(proxy::watchMedia("application/json;as=Table;g=meta.k8s.io;v=v1"));
-  CHECK_FALSE(proxy::watchMedia("text/html"));
+  CHECK_FALSE(watchMedia("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"));
+  CHECK_FALSE(watchMedia("application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1"));
+  CHECK_FALSE(watchMedia("application/json;as=Table;g=meta.k8s.io;v=v1"));
+  CHECK_FALSE(watchMedia("text/html"));
 }

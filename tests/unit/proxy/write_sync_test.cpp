@@ -1,5 +1,6 @@
 // Read-your-writes: which writes are held and when the cache shows them (issue #7).
-#include "proxy/write_sync.h"
+#include "parse_request_info.h"
+#include "proxy/passthrough/write_sync.h"
 
 #include <doctest/doctest.h>
 
@@ -10,7 +11,7 @@ using namespace proxy;
 
 namespace {
 
-RequestInfo info(std::string_view method, std::string_view target) { return RequestInfo::parse(method, target); }
+RequestInfo info(std::string_view method, std::string_view target) { return parseRequestInfo(method, target); }
 
 bool isWrite(std::string_view method, std::string_view target) {
   const size_t q = target.find('?');

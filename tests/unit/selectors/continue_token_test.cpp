@@ -1,4 +1,4 @@
-#include "cache/continue_token.h"
+#include "cache/query/continue_token.h"
 
 #include <doctest/doctest.h>
 

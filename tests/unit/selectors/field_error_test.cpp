@@ -1,4 +1,4 @@
-#include "cache/field_error.h"
+#include "cache/selectors/field_error.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "cache/field_selector.h"
+#include "cache/selectors/field_selector.h"
 
 #include <doctest/doctest.h>
 

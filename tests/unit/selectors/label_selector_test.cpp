@@ -1,4 +1,4 @@
-#include "cache/label_selector.h"
+#include "cache/selectors/label_selector.h"
 
 #include <doctest/doctest.h>
 

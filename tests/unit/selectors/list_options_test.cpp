@@ -1,5 +1,5 @@
-#include "cache/list_options.h"
-#include "cache/query_values.h"
+#include "cache/query/list_options.h"
+#include "cache/query/query_values.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
-#include "cache/field_selector.h"
-#include "cache/selectable_fields.h"
+#include "cache/selectors/field_selector.h"
+#include "cache/selectors/selectable_fields.h"
 
 #include <doctest/doctest.h>
 #include <simdjson.h>

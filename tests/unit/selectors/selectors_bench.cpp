@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "cache/field_selector.h"
-#include "cache/label_selector.h"
+#include "cache/selectors/field_selector.h"
+#include "cache/selectors/label_selector.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/fakes/fake_clock.h"
-#include "watch/backoff.h"
+#include "watch/reflector/backoff.h"
 
 using namespace watch;
 using cache::Clock;

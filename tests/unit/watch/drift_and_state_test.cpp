@@ -103,10 +103,11 @@ TEST_CASE("ResourceState saves a synced store and loads it into another; a corru
   TempDir dir;
   cache::testing::FakeClock clock;
   const cache::StateIdentity identity{"", "v1", "pods", ""};
+  const cache::StateFileOptions here{{"https://10.0.0.1:443", "uid-1"}, ""};
   PodCache source;
   REQUIRE(source.adapter.replace({podJson("a", 5), podJson("b", 7)}, 12).ok());
-  ResourceState state(dir.path, identity, "pods", nullptr, clock);
-  CHECK_FALSE(ResourceState(dir.path, identity, "pods", nullptr, clock).save(PodCache{}.store));  // not synced: nothing
+  ResourceState state(dir.path, here, identity, "pods", nullptr, clock);
+  CHECK_FALSE(ResourceState(dir.path, here, identity, "pods", nullptr, clock).save(PodCache{}.store));  // not synced: nothing
   REQUIRE(state.save(source.store));
   CHECK(state.stats().saves_total == 1);
   // Reported in wall time, which the clock gives.
@@ -114,16 +115,16 @@ TEST_CASE("ResourceState saves a synced store and loads it into another; a corru
         std::chrono::duration_cast<std::chrono::seconds>(clock.wallNow().time_since_epoch()).count());
 
   PodCache target;
-  ResourceState loader(dir.path, identity, "pods", nullptr, clock);
+  ResourceState loader(dir.path, here, identity, "pods", nullptr, clock);
   CHECK(loader.load(target.adapter) == 12);
   CHECK(target.store.currentRV() == 12);
   REQUIRE(target.store.get("ns/b"));
-  CHECK(target.store.get("ns/b")->bytes() == podJson("b", 7));
+  CHECK(target.store.get("ns/b")->plainBytes() == podJson("b", 7));
   CHECK(loader.stats().loads_total == 1);
 
   // Another resource's file name, same directory: nothing there.
   PodCache other;
-  CHECK(ResourceState(dir.path, {"", "v1", "configmaps", ""}, "configmaps", nullptr, clock).load(other.adapter) == 0);
+  CHECK(ResourceState(dir.path, here, {"", "v1", "configmaps", ""}, "configmaps", nullptr, clock).load(other.adapter) == 0);
 
   {
     std::fstream f(state.path(), std::ios::in | std::ios::out | std::ios::binary);
@@ -131,8 +132,17 @@ TEST_CASE("ResourceState saves a synced store and loads it into another; a corru
     f.put('\x7f');
   }
   PodCache refused;
-  ResourceState corrupt(dir.path, identity, "pods", nullptr, clock);
+  ResourceState corrupt(dir.path, here, identity, "pods", nullptr, clock);
   CHECK(corrupt.load(refused.adapter) == 0);
   CHECK(corrupt.stats().load_failures_total == 1);
   CHECK_FALSE(refused.store.hasSynced());
+
+  // While the upstream's cluster is not known, nothing is saved (and nothing loaded).
+  const cache::StateFileOptions unknown{{"https://10.0.0.1:443", ""}, ""};
+  CHECK_FALSE(ResourceState(dir.path, unknown, identity, "pods", nullptr, clock).save(source.store));
+  PodCache unverified;
+  REQUIRE(state.save(source.store));
+  ResourceState blind(dir.path, unknown, identity, "pods", nullptr, clock);
+  CHECK(blind.load(unverified.adapter) == 0);
+  CHECK(blind.stats().load_failures_total == 1);
 }

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "watch/lister_watcher.h"
+#include "watch/reflector/lister_watcher.h"
 
 namespace watch::testing {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "watch/reflector_store.h"
+#include "watch/reflector/reflector_store.h"
 
 namespace watch::testing {
 

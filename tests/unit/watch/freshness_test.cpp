@@ -60,8 +60,8 @@ TEST_CASE("Consistent reads share a probe only if it left after they arrived") {
   auto early = flights.join("ns", clock.now());
   CHECK(early.flight == first.flight);
   CHECK_FALSE(early.leader);
-  flights.issue("ns", first.flight);
-  CHECK(flights.lastIssued("ns") == clock.now());
+  flights.issue(first.flight);
+  CHECK(first.flight->issuedAt() == clock.now());
   // A consistent read arriving after it left must wait for the next one...
   clock.advance(std::chrono::milliseconds(1));
   auto late = flights.join("ns", clock.now());
@@ -82,10 +82,6 @@ TEST_CASE("Consistent reads share a probe only if it left after they arrived") {
   CHECK(next.flight != first.flight);
 }
 
-}  // namespace watch
-
-namespace watch {
-
 TEST_CASE("Proofs of client-named namespaces stay bounded") {
   FakeClock clock;
   FreshnessProofs proofs(clock);
@@ -94,6 +90,21 @@ TEST_CASE("Proofs of client-named namespaces stay bounded") {
   }
   // The newest is kept (older ones may have been dropped: a proof is only a shortcut).
   CHECK(proofs.provenAt("ns-" + std::to_string(3 * kMaxScopes - 1), 10) == 100);
+}
+
+TEST_CASE("Waiters on a probe are woken when it lands, once") {
+  FakeClock clock;
+  ProbeFlights flights(clock);
+  auto seat = flights.join("ns", clock.now());
+  flights.issue(seat.flight);
+  int woken = 0;
+  auto subscription = seat.flight->landing().subscribe([&] { ++woken; });
+  CHECK(woken == 0);
+  flights.land("ns", seat.flight, Freshness{7, 0});
+  CHECK(woken == 1);
+  CHECK(seat.flight->landed());
+  flights.land("ns", seat.flight, Freshness{7, 0});  // the subscription was used up
+  CHECK(woken == 1);
 }
 
 }  // namespace watch

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "upstream_json.h"
-#include "watch/list_page_decoder.h"
+#include "watch/reflector/list_page_decoder.h"
 
 using namespace watch;
 using namespace watch::testing;

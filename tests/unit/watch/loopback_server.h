@@ -9,7 +9,7 @@
 #include <doctest/doctest.h>
 #include <httplib.h>
 
-#include "proxy/upstream_options.h"
+#include "proxy/upstream/upstream_options.h"
 
 namespace watch::testing {
 

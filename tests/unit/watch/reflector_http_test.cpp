@@ -15,7 +15,7 @@
 #include "proxy/upstream/http_lister_watcher.h"
 #include "tests/fakes/fake_clock.h"
 #include "upstream_json.h"
-#include "watch/reflector.h"
+#include "watch/reflector/reflector.h"
 
 using namespace watch;
 using namespace watch::testing;

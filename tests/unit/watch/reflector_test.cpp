@@ -10,7 +10,7 @@
 #include "fake_reflector_store.h"
 #include "tests/fakes/fake_clock.h"
 #include "upstream_json.h"
-#include "watch/reflector.h"
+#include "watch/reflector/reflector.h"
 
 using namespace watch;
 using namespace watch::testing;
@@ -308,6 +308,25 @@ TEST_CASE("Reflector relists with an unset resourceVersion after a 410 Expired E
     CHECK(h.stats().upstream_relists_total == 2);
     CHECK(h.store.calls().back().rv == 40);
   }
+}
+
+TEST_CASE("Reflector relists at once when a resumed watch is answered 410, and backs off when a fresh list's watch is") {
+  Harness h(false);
+  h.upstream.addList(ok(listBody({}, 10)));
+  h.upstream.addWatch(lines({event("ADDED", pod("a", 11))}));
+  // An apiserver restart: the resumed watch's RV is older than its rebuilt cache.
+  h.upstream.addWatch(lines({expiredEvent()}));
+  h.upstream.addList(ok(listBody({pod("a", 11)}, 40)));
+  // The watch of that list is answered 410 too: something is wrong upstream; back off.
+  h.upstream.addWatch(httpError(410, statusJson(410, "Expired", "too old")));
+  h.upstream.addList(ok(listBody({pod("a", 11)}, 50)));
+  h.start();
+  REQUIRE(h.upstream.waitForBlockedWatch(4));
+  REQUIRE(h.upstream.listRequests().size() == 3);
+  CHECK(h.upstream.watchRequests().at(3).resource_version == "50");
+  CHECK(h.limiter.acquired == 3);  // the limiter still spaces every relist
+  CHECK(h.clock.sleeps().size() == 1);
+  CHECK(h.stats().upstream_backoffs_total == 1);
 }
 
 TEST_CASE("Reflector relists after HTTP 410 and after 504 TooLargeResourceVersion (R7, R8)") {

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/fakes/fake_clock.h"
-#include "watch/relist_limiter.h"
+#include "watch/reflector/relist_limiter.h"
 
 using namespace watch;
 using cache::Clock;

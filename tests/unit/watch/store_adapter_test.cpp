@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cache/object_meta_parser.h"
-#include "cache/selectable_fields.h"
+#include "cache/selectors/selectable_fields.h"
 #include "cache/thread_safe_store.h"
 #include "watch/store_adapter.h"
 
@@ -52,7 +52,7 @@ TEST_CASE("A replace parses every item once and makes the list the synced state 
   REQUIRE(a);
   CHECK(a->resourceVersion() == 5);
   // Items arrive without type meta; the stored object has it back (L1).
-  CHECK(a->bytes().find(R"("kind":"Pod")") != std::string::npos);
+  CHECK(a->plainBytes().find(R"("kind":"Pod")") != std::string::npos);
   REQUIRE(c.store.get("kube-system/b"));
 }
 
@@ -149,7 +149,7 @@ TEST_CASE("Object event lines are parsed and applied in one pass, with the event
   auto b = c.store.get("default/b");
   REQUIRE(b);
   // The stored bytes are the event's object exactly, kind/apiVersion included.
-  CHECK(b->bytes().find(R"("name":"b")") != std::string::npos);
+  CHECK(b->plainBytes().find(R"("name":"b")") != std::string::npos);
   CHECK(b->meta().fields.size() > 0);  // selectable fields (spec.nodeName) extracted in the same pass
 
   auto modified = c.adapter.applyEventLine(line("MODIFIED", pod("default", "a", 12, "n2")), 11);

@@ -81,6 +81,62 @@ TEST_CASE("waiting gives up when its timeout passes on the clock") {
   CHECK(woke == false);
 }
 
+TEST_CASE("waiting for recovery ends at the answer after failures, else on its timeout") {
+  FakeClock clock;
+  UpstreamHealth health(clock, UpstreamHealthOptions{2, 5s});
+  SUBCASE("an outage begins and ends during the wait") {
+    std::optional<bool> recovered;
+    std::jthread waiter([&](std::stop_token stop) { recovered = health.waitForRecovery(1h, stop); });
+    REQUIRE(eventually([&] { return clock.waits().size() == 1; }));
+    health.failed("refused");
+    health.failed("refused");  // the breaker opens: still waiting
+    CHECK_FALSE(health.up());
+    CHECK_FALSE(recovered.has_value());
+    health.answered();
+    waiter.join();
+    CHECK(recovered == true);
+  }
+  SUBCASE("answers only: the whole time") {
+    std::optional<bool> recovered;
+    std::jthread waiter([&](std::stop_token stop) { recovered = health.waitForRecovery(30s, stop); });
+    REQUIRE(eventually([&] { return clock.waits().size() == 1; }));
+    health.answered();
+    clock.advance(30s);
+    waiter.join();
+    CHECK(recovered == false);
+  }
+  SUBCASE("a failure before the wait (the one backed off from), answered during it") {
+    health.failed("refused");  // one failure opens nothing, but the answer after it ends the wait
+    CHECK(health.up());
+    std::optional<bool> recovered;
+    std::jthread waiter([&](std::stop_token stop) { recovered = health.waitForRecovery(1h, stop); });
+    REQUIRE(eventually([&] { return clock.waits().size() == 1; }));
+    health.answered();
+    waiter.join();
+    CHECK(recovered == true);
+  }
+}
+
+TEST_CASE("the prober starts at the first failure of a streak and stops at the answer") {
+  FakeClock clock;
+  UpstreamHealth health(clock, UpstreamHealthOptions{3, 5s});
+  std::atomic<int> probes{0};
+  std::atomic<bool> back{false};
+  health.startProber([&] {
+    ++probes;
+    return back.load();
+  });
+  health.failed("refused");
+  CHECK(health.up());
+  REQUIRE(eventually([&] { return clock.waits().size() == 1; }));  // probed once, waiting its interval
+  CHECK(probes.load() == 1);
+  back = true;
+  clock.advance(5s);
+  REQUIRE(eventually([&] { return probes.load() == 2; }));
+  health.stop();
+  CHECK(probes.load() == 2);
+}
+
 TEST_CASE("waiting ends on a stop request") {
   FakeClock clock;
   UpstreamHealth health(clock, UpstreamHealthOptions{1, 5ms});

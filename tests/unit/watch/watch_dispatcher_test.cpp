@@ -4,7 +4,7 @@
 #include <random>
 #include <thread>
 
-#include "watch/event_encoder.h"
+#include "watch/fanout/event_encoder.h"
 #include "watch_fanout_fixture.h"
 
 using namespace watch;
@@ -84,6 +84,24 @@ TEST_CASE("A namespaced watch sees only its namespace, also through a metadata.n
   CHECK(drain(*all) == std::vector<std::string>{"ADDED x@11", "ADDED y@12"});
 }
 
+TEST_CASE("A sharded watch sees only the objects its shard selector selects, with no transition events (W10)") {
+  PodFanout f;
+  sync(f, {}, 10);
+  // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c: a range holding it and not "b"'s hash.
+  auto selector = cache::ShardSelector::parse(
+      "shardRange(object.metadata.namespace, '0xaf63dc4c8601ec8c', '0xaf63dc4c8601ec8d')");
+  REQUIRE(selector);
+  auto spec = cache::FieldSpec::forBuiltin("", "v1", "pods", true);
+  auto sharded = makeWatcher(WatchFilter("", cache::LabelSelector::parse("").value(),
+                                         cache::FieldSelector::parse("", *spec).value(), *selector));
+  auto reg = f.dispatcher.registerAfter(sharded, 10);
+  REQUIRE(f.adapter.apply(watch::EventType::Added, podJson("a", "x", 11), 11).ok());
+  REQUIRE(f.adapter.apply(watch::EventType::Added, podJson("b", "y", 12), 12).ok());
+  REQUIRE(f.adapter.apply(watch::EventType::Modified, podJson("a", "x", 13, "", "web"), 13).ok());
+  REQUIRE(f.adapter.apply(watch::EventType::Modified, podJson("b", "y", 14, "", "web"), 14).ok());
+  CHECK(drain(*sharded) == std::vector<std::string>{"ADDED x@11", "MODIFIED x@13"});
+}
+
 TEST_CASE("Each event is encoded once and the same bytes are shared by every watcher") {
   PodFanout f;
   sync(f, {}, 10);
@@ -143,24 +161,42 @@ TEST_CASE("A watcher whose bounded queue is full is closed and counted; the othe
   CHECK(drain(*slow) == std::vector<std::string>{"ADDED p11@11", "ADDED p12@12"});
 }
 
-TEST_CASE("A relist's synthetic differences reach a watcher as one group, then the list RV as a bookmark") {
+TEST_CASE("A relist that changed the store ends the watchers from before it after what they had queued (W6, W11)") {
   PodFanout f;
   sync(f, {podJson("a", "gone1", 3), podJson("a", "gone2", 4), podJson("a", "kept", 5)}, 10);
-  auto w = makeWatcher(filterFor(""), 2, true);
+  auto before = makeWatcher(filterFor(""), 100, true);
+  auto other_namespace = makeWatcher(filterFor("b"), 100, true);
+  auto reg1 = f.dispatcher.registerAfter(before, 10);
+  auto reg2 = f.dispatcher.registerAfter(other_namespace, 10);
+  REQUIRE(f.adapter.apply(watch::EventType::Added, podJson("a", "x", 11), 11).ok());
+  // Two deletions and a change at RVs nobody saw: no stream may carry them as events
+  // (they would share the list's RV), so every watch from before the list ends, also one
+  // the differences do not concern (its resume would cross the restarted history).
+  sync(f, {podJson("a", "kept", 15), podJson("a", "new", 18), podJson("a", "x", 11)}, 20);
+  CHECK(before->closeReason() == CacheWatcher::CloseReason::Relisted);
+  CHECK(other_namespace->closeReason() == CacheWatcher::CloseReason::Relisted);
+  CHECK(drain(*before) == std::vector<std::string>{"ADDED x@11"});
+  CHECK(drain(*other_namespace).empty());
+  CHECK(f.dispatcher.watcherCount() == 0);
+  CHECK(f.dispatcher.lastRV() == 20);
+  CHECK(f.dispatcher.stats().watchers_ended_by_relist_total == 2);
+
+  // Watches from the new state go on, and see what follows it.
+  auto after = makeWatcher(filterFor(""), 100, true);
+  auto reg3 = f.dispatcher.registerAfter(after, 20);
+  REQUIRE(f.adapter.apply(watch::EventType::Deleted, podJson("a", "new", 21), 21).ok());
+  CHECK(after->closeReason() == CacheWatcher::CloseReason::Open);
+  CHECK(drain(*after) == std::vector<std::string>{"DELETED new@21"});
+}
+
+TEST_CASE("A relist that found nothing changed leaves the watchers open with its RV as a bookmark") {
+  PodFanout f;
+  sync(f, {podJson("a", "kept", 5)}, 10);
+  auto w = makeWatcher(filterFor(""), 100, true);
   auto reg = f.dispatcher.registerAfter(w, 10);
-  // Three differences into a queue of two: a group is never split, and never refused
-  // by an empty queue.
-  sync(f, {podJson("a", "kept", 15), podJson("a", "new", 18)}, 20);
+  sync(f, {podJson("a", "kept", 5)}, 20);
   CHECK(w->closeReason() == CacheWatcher::CloseReason::Open);
-  const auto got = drain(*w);
-  REQUIRE(got.size() == 4);
-  CHECK(got[0] == "MODIFIED kept@15");
-  CHECK(got[1] == "ADDED new@18");
-  CHECK(got[2].starts_with("DELETED gone"));
-  CHECK(got[3].starts_with("DELETED gone"));
-  // The list RV was carried by the last DELETED already; a later bookmark gets through.
-  REQUIRE(f.adapter.bookmark(25).ok());
-  CHECK(drain(*w) == std::vector<std::string>{"BOOKMARK@25"});
+  CHECK(drain(*w) == std::vector<std::string>{"BOOKMARK@20"});
 }
 
 TEST_CASE("Upstream bookmarks are forwarded only to watchers that asked, never at or below their start (W7, W11)") {

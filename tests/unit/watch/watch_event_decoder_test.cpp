@@ -2,12 +2,12 @@
 
 #include "upstream_json.h"
 #include "cache/object_meta_parser.h"
-#include "watch/watch_event_decoder.h"
+#include "watch/reflector/watch_event_decoder.h"
 
-#include "cache/protobuf_list.h"
-#include "cache/protobuf_object.h"
+#include "cache/protobuf/protobuf_list.h"
+#include "cache/protobuf/protobuf_object.h"
 #include "cache/status.h"
-#include "watch/list_page_decoder.h"
+#include "watch/reflector/list_page_decoder.h"
 
 using namespace watch;
 using namespace watch::testing;

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "cache/object_meta_parser.h"
-#include "cache/selectable_fields.h"
+#include "cache/selectors/selectable_fields.h"
 #include "cache/thread_safe_store.h"
-#include "watch/cache_watcher.h"
+#include "watch/fanout/cache_watcher.h"
 #include "watch/store_adapter.h"
-#include "watch/watch_dispatcher.h"
+#include "watch/fanout/watch_dispatcher.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace watch::testing {

@@ -23,6 +23,7 @@ import (
 // cluster is the admin's view of the apiserver, for bootstrapping and churn.
 type cluster struct {
 	url    string
+	caPEM  []byte
 	config *rest.Config
 	cs     *kubernetes.Clientset
 	alive  func() bool // the apiserver process still runs
@@ -31,10 +32,38 @@ type cluster struct {
 func newCluster(url string, caPEM []byte) *cluster {
 	cfg := &rest.Config{Host: url, BearerToken: "admin-token", TLSClientConfig: rest.TLSClientConfig{CAData: caPEM},
 		QPS: 500, Burst: 1000, Timeout: 30 * time.Second}
-	return &cluster{url: url, config: cfg, cs: kubernetes.NewForConfigOrDie(cfg)}
+	return &cluster{url: url, caPEM: caPEM, config: cfg, cs: kubernetes.NewForConfigOrDie(cfg)}
 }
 
 func (c *cluster) waitReady(timeout time.Duration) error {
+	return c.waitReadyEvery(timeout, 200*time.Millisecond)
+}
+
+// waitAnswering asks /readyz every 20 ms until the apiserver answers at all (any status):
+// when it serves requests again after a start; returns that moment.
+func (c *cluster) waitAnswering(timeout time.Duration) (time.Time, error) {
+	client, err := rest.HTTPClientFor(c.config)
+	if err != nil {
+		return time.Time{}, err
+	}
+	client.Timeout = time.Second
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if c.alive != nil && !c.alive() {
+			return time.Time{}, fmt.Errorf("kube-apiserver exited")
+		}
+		resp, err := client.Get(c.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			return time.Now(), nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Time{}, fmt.Errorf("no answer after %v", timeout)
+}
+
+// waitReadyEvery asks /readyz every `interval` until it answers ok.
+func (c *cluster) waitReadyEvery(timeout, interval time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for time.Now().Before(deadline) {
@@ -46,7 +75,7 @@ func (c *cluster) waitReady(timeout time.Duration) error {
 			return nil
 		}
 		last = err
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(interval)
 	}
 	return fmt.Errorf("not ready after %v: %v", timeout, last)
 }

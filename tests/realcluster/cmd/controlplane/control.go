@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"net/http"
@@ -16,6 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+type secondAPIServer struct {
+	child *child
+	url   string
+}
+
 // control serves what a test must do to the cluster that no API request does.
 type control struct {
 	cluster   *cluster
@@ -24,6 +30,8 @@ type control struct {
 	ctx       context.Context
 
 	mu         sync.Mutex
+	stopped    time.Time        // when the apiserver was last stopped (guarded by mu)
+	second     *secondAPIServer // guarded by mu
 	churnStops []context.CancelFunc
 	churnWG    sync.WaitGroup
 }
@@ -41,6 +49,54 @@ func (c *control) handler() http.Handler {
 			return
 		}
 		fmt.Fprintln(w, "restarted")
+	})
+	// A kube-apiserver restart in steps, with what a test does meanwhile (writes through
+	// the second apiserver, a compaction) between them: stopped (SIGTERM, or SIGKILL with
+	// kill=1), then started once `down` has passed since the stop. Each answers when it
+	// happened (Unix ms): "answering" is its first HTTP answer after the start (to /readyz,
+	// whatever the status: clients are served from then on), "ready" its first ok /readyz.
+	mux.HandleFunc("POST /apiserver/stop", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("kill") == "1" {
+			c.apiserver.kill()
+		} else {
+			c.apiserver.stop()
+		}
+		c.mu.Lock()
+		c.stopped = time.Now()
+		c.mu.Unlock()
+		answerJSON(w, map[string]int64{"stopped": c.stopped.UnixMilli()})
+	})
+	mux.HandleFunc("POST /apiserver/start", func(w http.ResponseWriter, r *http.Request) {
+		down, _ := time.ParseDuration(r.URL.Query().Get("down"))
+		c.mu.Lock()
+		stopped := c.stopped
+		c.mu.Unlock()
+		time.Sleep(time.Until(stopped.Add(down))) // the outage's length is the fault's, not a wait for a condition
+		if err := c.apiserver.start(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		started := time.Now()
+		answering, err := c.cluster.waitAnswering(120 * time.Second)
+		if err == nil {
+			err = c.cluster.waitReadyEvery(120*time.Second, 20*time.Millisecond)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		answerJSON(w, map[string]int64{"started": started.UnixMilli(), "answering": answering.UnixMilli(),
+			"ready": time.Now().UnixMilli()})
+	})
+	// A second kube-apiserver on the same etcd (an HA control plane's other member), for
+	// writes while the first is down; answers its URL.
+	mux.HandleFunc("POST /second-apiserver", func(w http.ResponseWriter, r *http.Request) {
+		url, err := c.startSecond()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		answerJSON(w, map[string]string{"url": url})
 	})
 	mux.HandleFunc("GET /revision", answerRevision(c.revision))
 	// Compacts etcd at its current revision: every older resourceVersion is gone for
@@ -71,6 +127,51 @@ func (c *control) handler() http.Handler {
 		fmt.Fprintln(w, "stopped")
 	})
 	return mux
+}
+
+func answerJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// startSecond starts the second apiserver once (the first's flags on another port) and
+// waits until it is ready.
+func (c *control) startSecond() (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.second != nil {
+		return c.second.url, nil
+	}
+	port := freePort()
+	argv := append([]string{}, c.apiserver.argv...)
+	for i := range argv {
+		if argv[i] == "--secure-port" {
+			argv[i+1] = strconv.Itoa(port)
+		}
+	}
+	child := &child{name: "kube-apiserver-2", dir: c.apiserver.dir, argv: argv}
+	if err := child.start(); err != nil {
+		return "", err
+	}
+	url := fmt.Sprintf("https://127.0.0.1:%d", port)
+	second := newCluster(url, c.cluster.caPEM)
+	second.alive = child.alive
+	if err := second.waitReady(120 * time.Second); err != nil {
+		child.stop()
+		return "", err
+	}
+	c.second = &secondAPIServer{child: child, url: url}
+	return url, nil
+}
+
+func (c *control) stopSecond() {
+	c.mu.Lock()
+	second := c.second
+	c.second = nil
+	c.mu.Unlock()
+	if second != nil {
+		second.child.stop()
+	}
 }
 
 // answerRevision writes the etcd revision `f` returns, or its error as a 500.

@@ -1,9 +1,9 @@
 // Command controlplane runs a real Kubernetes control plane on 127.0.0.1 for the tests:
 // etcd and kube-apiserver as child processes (binaries from --bin), with generated PKI,
-// RBAC and Node authorization, a static token file of test identities, the test CRD and
-// the sample data. Once the apiserver is ready and loaded it writes DIR/url, DIR/control
-// and one kubeconfig per identity (admin, limited, nobody, proxy, controller-manager,
-// scheduler), then prints "listening on 127.0.0.1:PORT" (the apiserver's address).
+// RBAC and Node authorization, NodeRestriction admission, a static token file of test
+// identities, the test CRD and the sample data. Once the apiserver is ready and loaded it
+// writes DIR/url, DIR/control and one kubeconfig per identity (admin, limited, nobody, proxy,
+// controller-manager, scheduler), then prints "listening on 127.0.0.1:PORT" (the apiserver's address).
 //
 // It serves control endpoints on DIR/control (POST /restart-apiserver, /compact,
 // /churn?nodes=N&events=R; GET /revision) for what a test must do to the cluster that no
@@ -94,6 +94,22 @@ func (c *child) start() error {
 	return os.WriteFile(filepath.Join(c.dir, c.name+".pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
 }
 
+// kill ends the process at once (SIGKILL), as a crash or an OOM kill would.
+func (c *child) kill() {
+	c.mu.Lock()
+	cmd := c.cmd
+	c.cmd = nil
+	c.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	for cmd.ProcessState == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	os.Remove(filepath.Join(c.dir, c.name+".pid"))
+}
+
 // alive says whether the process runs (false once it exited on its own).
 func (c *child) alive() bool {
 	c.mu.Lock()
@@ -130,6 +146,7 @@ func main() {
 	dir := flag.String("dir", "", "working directory (PKI, data, logs, kubeconfigs)")
 	bin := flag.String("bin", "", "folder with kube-apiserver and etcd")
 	sample := flag.Bool("sample-data", true, "load the sample data")
+	featureGates := flag.String("feature-gates", "", "kube-apiserver's --feature-gates (e.g. ShardedListAndWatch=true)")
 	flag.Parse()
 	if *dir == "" || *bin == "" {
 		log.Fatal("--dir and --bin are required")
@@ -180,6 +197,9 @@ func main() {
 		"--cert-dir", filepath.Join(*dir, "apiserver-certs"),
 		// Pods are created without a kubelet or the token controller behind them.
 		"--disable-admission-plugins", "ServiceAccount",
+		// What a real cluster's kubelets meet beside the Node authorizer: a node may write only
+		// its own Node, Lease and the Pods bound to it (hollow nodes, tests/realcluster/fleet.py).
+		"--enable-admission-plugins", "NodeRestriction",
 		"--allow-privileged",
 		// The tests compact etcd themselves (/compact); nothing compacts behind them.
 		"--etcd-compaction-interval", "0",
@@ -188,6 +208,9 @@ func main() {
 		// in-cluster client needs the kubernetes Service's endpoints here.
 		"--endpoint-reconciler-type", "none",
 	}}
+	if *featureGates != "" {
+		apiserver.argv = append(apiserver.argv, "--feature-gates", *featureGates)
+	}
 	if err := apiserver.start(); err != nil {
 		log.Fatalf("starting kube-apiserver: %v", err)
 	}
@@ -228,6 +251,7 @@ func main() {
 	<-stop
 	cancel()
 	ctl.stopChurn()
+	ctl.stopSecond()
 	apiserver.stop()
 	etcd.stop()
 }

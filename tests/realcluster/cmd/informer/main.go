@@ -30,6 +30,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -115,12 +116,18 @@ func handlers() toolscache.ResourceEventHandlerFuncs {
 	}
 }
 
+// shardSelector, when set, makes the pod informer one shard's (KEP-5866): its lists and
+// watches carry shardSelector, as a sharded controller's replica sets it.
+var shardSelector string
+
 func runClientGo(ctx context.Context, cfg *rest.Config) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	factory := informers.NewSharedInformerFactory(cs, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.ShardSelector = shardSelector
+	}))
 	pods := factory.Core().V1().Pods()
 	if _, err := pods.Informer().AddEventHandler(handlers()); err != nil {
 		log.Fatal(err)
@@ -178,6 +185,7 @@ func main() {
 	kind := flags.String("kind", "client-go", "client-go or controller-runtime")
 	resources := flags.String("resources", "", "client-go informers of these resources instead of pods "+
 		"(configmaps for core/v1, deployments.apps/v1 for others)")
+	flags.StringVar(&shardSelector, "shard-selector", "", "client-go pods: the informer's shardSelector (one shard's informer)")
 	flags.BoolVar(&reportProtocol, "report-protocol", false, "with --resources: print the HTTP versions of the responses once synced")
 	_ = flags.Parse(os.Args[1:])
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
