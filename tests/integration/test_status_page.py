@@ -47,6 +47,10 @@ class StatusPageTest(unittest.TestCase):
         for _ in range(3):
             harness.http_get("127.0.0.1", self.proxy.port, "/api/v1/pods?resourceVersion=0")
         harness.http_get("127.0.0.1", self.proxy.port, "/api/v1/pods?resourceVersion=0&limit=1&continue=bogus")
+        # A read is counted once its answer is written, which can be just after the client
+        # has it: wait for all four before two snapshots taken moments apart are compared.
+        harness.wait_for(lambda: {r["resource"]: r for r in self.status()["resources"]}["pods"]["readsFromCache"] >= 4,
+                         timeout=10, message="the four pod reads counted")
         status = self.status()
         self.assertTrue(status["upstream"]["up"])
         rows = {r["resource"]: r for r in status["resources"]}
