@@ -148,15 +148,42 @@ class NodeFleetThroughGatewayTest(unittest.TestCase):
     def assertNoNewErrors(self):
         """Once every node is Ready, no kind of error is logged through the gateway that the
         direct twins do not log. (Before, a kubelet's first reads race its own registration,
-        directly as through the gateway: "node not found" at either, from run to run.)"""
+        directly as through the gateway: "node not found" at either, from run to run.) The
+        kinds of TIMING_DEPENDENT are set aside: whether one falls into the window depends
+        on when a loop of the kubelet runs, at either upstream."""
         for since_mark in (False, True):
             direct, via = self.direct.errors(since_mark), self.via.errors(since_mark)
-            only_via = {k: v for k, v in via.items() if k not in direct}
+            only_via = {k: v for k, v in via.items() if k not in direct and not timing_dependent(v[1])}
             print("%s: errors logged directly: %d kinds; through the gateway: %d kinds, %d of them not directly" % (
                 "once Ready" if since_mark else "from the start", len(direct), len(via), len(only_via)))
             for (component, kind), (n, message) in sorted(only_via.items()):
                 print("  only through the gateway, %s x%d: %s" % (component, n, message[:300]))
         self.assertEqual(sorted(only_via), [])
+
+# Errors a hollow kubelet logs at either upstream, from run to run, by timing alone.
+TIMING_DEPENDENT = (
+    # The fake runtime has no image filesystem: the eviction manager says so whenever its
+    # loop runs before the first stats.
+    "Eviction manager: failed to",
+    # The fake runtime's container log stat is an unimplemented mock, met when the log
+    # rotation pass finds a container.
+    "unimplemented testing mock",
+    # The Node authorizer's graph gets a pod's volumes shortly after the kubelet can see
+    # the pod: a first watch of a mounted object may be refused and is retried
+    # (assertAccessFollowsBindings shows the gateway keeps no such denial). The kubelet
+    # gives a mounted object's first sync 1 s (watch_based_manager.go), so a refused first
+    # watch also shows as a sync timeout and a failed mount, both retried.
+    "no relationship found between node",
+    "failed to sync secret cache",
+    "failed to sync configmap cache",
+    'Operation for "{volumeName:kubernetes.io/secret/',
+    'Operation for "{volumeName:kubernetes.io/configmap/',
+)
+
+
+def timing_dependent(message):
+    return any(marker in message for marker in TIMING_DEPENDENT)
+
 
 if __name__ == "__main__":
     unittest.main()
