@@ -114,6 +114,13 @@ class InformerTruthTest(unittest.TestCase):
         for _ in range(3):
             clients.control(base, "/control/drop-watches")
             harness.wait_for(watching, timeout=20, interval=0.02, message="watch re-established")
+            # The next drop waits for an event on the new watch: a watch that ends with none
+            # is "very short" to the reflector, which backs off as client-go does (K1.6), and
+            # at 300 changes/s a back-off of a second outlives the 200-event window: a
+            # relist the faults themselves do not force.
+            rv = informer.dump_full()["rv"]
+            harness.wait_for(lambda: informer.dump_full()["rv"] != rv, timeout=10, interval=0.02,
+                             message="an event on the new watch")
         # Compaction, then a drop: the re-watch from the old RV gets 410 and must relist (K2, R8).
         clients.control(base, "/control/compact")
         clients.control(base, "/control/drop-watches")
