@@ -4,6 +4,7 @@ Every process started through `Processes` is stopped by PID on cleanup, also whe
 a test fails. Waiting is always for a condition with a deadline (`wait_for`),
 never a fixed sleep.
 """
+import http.client
 import os
 import shutil
 import signal
@@ -191,3 +192,17 @@ def make_pki(directory):
     return {k: os.path.join(directory, v) for k, v in {
         "ca": "ca.crt", "other_ca": "other-ca.crt", "server_cert": "server.crt", "server_key": "server.key",
         "client_cert": "client.crt", "client_key": "client.key"}.items()}
+
+
+def timed_get(port, path, headers, context=None):
+    """(status, seconds) of one GET on a fresh HTTP/1.1 connection."""
+    conn = (http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10) if context
+            else http.client.HTTPConnection("127.0.0.1", port, timeout=10))
+    conn.connect()
+    started = time.monotonic()
+    conn.request("GET", path, headers=headers)
+    r = conn.getresponse()
+    r.read()
+    seconds = time.monotonic() - started
+    conn.close()
+    return r.status, seconds

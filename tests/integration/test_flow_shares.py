@@ -14,7 +14,6 @@ import http.client
 import json
 import socket
 import ssl
-import time
 import unittest
 
 import clients
@@ -54,20 +53,6 @@ def post(api_url, path, body, token=None):
     assert r.status == 201, (path, r.status)
 
 
-def timed_get(port, path, headers, context=None):
-    """(status, seconds) of one GET on a fresh connection."""
-    conn = (http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10) if context
-            else http.client.HTTPConnection("127.0.0.1", port, timeout=10))
-    conn.connect()
-    started = time.monotonic()
-    conn.request("GET", path, headers=headers)
-    r = conn.getresponse()
-    r.read()
-    seconds = time.monotonic() - started
-    conn.close()
-    return r.status, seconds
-
-
 class FlowSharesBase:
     """The bystander's reads while an attacker holds its seats; subclasses say how the
     attacker and the bystander reach the proxy."""
@@ -81,7 +66,7 @@ class FlowSharesBase:
         # The best of three: a bystander served from a free seat answers in milliseconds,
         # one queued behind the attacker would wait its second and get 429.
         for path in (CACHED_GET, PASSED_GET):
-            answers = [timed_get(port, path, headers, context) for _ in range(3)]
+            answers = [harness.timed_get(port, path, headers, context) for _ in range(3)]
             self.assertEqual([status for status, _ in answers], [200, 200, 200], path)
             best = min(seconds for _, seconds in answers)
             self.assertLess(best, 0.1, "%s answered in %.3f s during the attack" % (path, best))
@@ -145,7 +130,7 @@ class SidecarFlowSharesTest(FlowSharesBase, unittest.TestCase):
                          message="the attacker's excess refused with 429")
         self.assert_bystander_served(self.proxy.port, {"User-Agent": "bystander"})
         # The attacker's own address with another User-Agent is another flow in a sidecar.
-        status, _ = timed_get(self.proxy.port, CACHED_GET, {"User-Agent": "attacker-2"})
+        status, _ = harness.timed_get(self.proxy.port, CACHED_GET, {"User-Agent": "attacker-2"})
         self.assertEqual(status, 200)
 
 
@@ -169,7 +154,7 @@ class GatewayFlowSharesTest(FlowSharesBase, unittest.TestCase):
         cls.context = ssl.create_default_context(cafile=cls.pki["ca"])
         cls.h2_context = ssl.create_default_context(cafile=cls.pki["ca"])
         cls.h2_context.set_alpn_protocols(["h2"])
-        harness.wait_for(lambda: timed_get(cls.proxy.port, "/readyz", {}, cls.context)[0] == 200, timeout=30,
+        harness.wait_for(lambda: harness.timed_get(cls.proxy.port, "/readyz", {}, cls.context)[0] == 200, timeout=30,
                          message="the gateway ready")
 
     def test_window_0_lists_of_one_user_leave_another_user_served(self):

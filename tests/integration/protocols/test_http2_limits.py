@@ -67,20 +67,6 @@ def upstream_requests(api_port):
     return count
 
 
-def timed_get(port, path, headers, context=None):
-    """(status, seconds) of one GET on a fresh HTTP/1.1 connection."""
-    conn = (http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10) if context
-            else http.client.HTTPConnection("127.0.0.1", port, timeout=10))
-    conn.connect()
-    started = time.monotonic()
-    conn.request("GET", path, headers=headers)
-    r = conn.getresponse()
-    r.read()
-    seconds = time.monotonic() - started
-    conn.close()
-    return r.status, seconds
-
-
 def open_socket(port, context):
     raw = socket.create_connection(("127.0.0.1", port), timeout=10)
     return context.wrap_socket(raw, server_hostname="127.0.0.1") if context else raw
@@ -132,7 +118,7 @@ class Http2LimitsBase:
         # The best of three: a bystander served at once answers in milliseconds, one
         # behind the attacker's requests waits or gets 429.
         for path in (CACHED_GET, PASSED_GET):
-            answers = [timed_get(self.proxy.port, path, self.bystander, self.context) for _ in range(3)]
+            answers = [harness.timed_get(self.proxy.port, path, self.bystander, self.context) for _ in range(3)]
             self.assertEqual([status for status, _ in answers], [200, 200, 200], path)
             best = min(seconds for _, seconds in answers)
             self.assertLess(best, 0.1, "%s answered in %.3f s during the attack" % (path, best))
@@ -291,7 +277,7 @@ class GatewayHttp2LimitsTest(Http2LimitsBase, unittest.TestCase):
             "--http2-max-streams-per-connection", str(STREAMS), "--idle-timeout", "%ds" % IDLE_TIMEOUT,
             "--read-header-timeout", "%ds" % READ_HEADER_TIMEOUT])
         cls.context = ssl.create_default_context(cafile=cls.pki["ca"])
-        harness.wait_for(lambda: timed_get(cls.proxy.port, "/readyz", {}, cls.context)[0] == 200, timeout=30,
+        harness.wait_for(lambda: harness.timed_get(cls.proxy.port, "/readyz", {}, cls.context)[0] == 200, timeout=30,
                          message="the gateway ready")
 
 
