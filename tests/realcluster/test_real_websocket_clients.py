@@ -55,9 +55,9 @@ class Fabric8(realcluster.LineProcess):
 class Page:
     """The browser page of tests/clients/browser in a headless Chromium of its own."""
 
-    def __init__(self, origin, namespace, token=None):
+    def __init__(self, origin, namespace, token=None, list_tries=1):
         self.browser = chromium.Browser(ignore_certificate_errors=origin.startswith("https:"))
-        query = {"ns": namespace}
+        query = {"ns": namespace, "listTries": list_tries}
         if token:
             query["token"] = token
         self.url = origin + PAGE_PATH + "?" + urllib.parse.urlencode(query)
@@ -82,8 +82,15 @@ class Page:
             harness.wait_for(ok, timeout=timeout, interval=0.02, message=what)
         except AssertionError as e:
             errors = [p.get("errorMessage") for m, p in self.browser.network if m == "Network.webSocketFrameError"]
-            raise AssertionError("%s; WebSocket errors: %s; the page: %s" % (e, errors, json.dumps(last.get("view"))[:1500]))
+            failed = self.failed_loads()
+            raise AssertionError("%s; WebSocket errors: %s; failed loads: %s; the page: %s; Chromium's log: %s" % (
+                e, errors, failed, json.dumps(last.get("view"))[:1500], self.browser.stderr_text()[-1500:]))
         return last["view"]
+
+    def failed_loads(self):
+        """Why requests failed, from Chromium's network record (net::ERR_..., a blocked reason)."""
+        return [{k: p.get(k) for k in ("errorText", "blockedReason", "corsErrorStatus", "type") if p.get(k)}
+                for m, p in self.browser.network if m == "Network.loadingFailed"]
 
     def handshakes(self):
         """The WebSocket handshakes from Chromium's network record: (request headers, status, response headers)."""
@@ -263,10 +270,10 @@ class WebSocketClientsTest(realcluster.NamespaceWrites, unittest.TestCase):
 
     # -- the browser -----------------------------------------------------------------------
 
-    def run_page(self, origin, namespace, token=None):
+    def run_page(self, origin, namespace, token=None, list_tries=1):
         """The page lists and watches ConfigMaps of `namespace`: it shows the truth, then each
         change within LATENCY. Returns the page's view and its WebSocket handshakes."""
-        page = Page(origin, namespace, token)
+        page = Page(origin, namespace, token, list_tries)
         self.addCleanup(page.close)
         truth = {k.split("/", 1)[1]: v for k, v in self.truth(namespace).items()}
         view = page.wait(lambda v: v["status"] == "watching", 30, "the page watching")
@@ -285,6 +292,8 @@ class WebSocketClientsTest(realcluster.NamespaceWrites, unittest.TestCase):
         view = page.wait(lambda v: {n: rv for n, rv, _ in v["objects"]} == truth, 10, "the page equal to the truth")
         self.assertEqual(view["status"], "watching")
         self.assertEqual(view["state"]["wsProtocol"], "base64.binary.k8s.io")
+        if view["state"]["listFailures"]:
+            print("LIST failures in the network: %s" % page.failed_loads())
         handshakes = page.handshakes()
         self.assertEqual(len(handshakes), 1, handshakes)
         sent, status, answered = handshakes[0]
@@ -302,7 +311,10 @@ class WebSocketClientsTest(realcluster.NamespaceWrites, unittest.TestCase):
         """Against the apiserver's TLS port, the token in fetch()'s Authorization and in the
         WebSocket's subprotocol list (which the apiserver takes out before answering)."""
         ns = self.namespace("page-direct", pods=0)
-        view, sent = self.run_page(self.plane.url, ns, token=realcluster.TOKENS["admin"])
+        # Once in CI the browser's first fetch() to the apiserver's TLS port failed in the network
+        # ("Failed to fetch", no HTTP answer); not seen again in 13 local runs. The oracle's side
+        # may retry the LIST, and says when it had to.
+        view, sent = self.run_page(self.plane.url, ns, token=realcluster.TOKENS["admin"], list_tries=3)
         self.assertEqual(view["state"]["listProtocol"], "h2")
         self.assertEqual(sent.get("sec-websocket-protocol"), "base64.binary.k8s.io, "
                          "base64url.bearer.authorization.k8s.io." + base64url(realcluster.TOKENS["admin"]))
@@ -311,6 +323,7 @@ class WebSocketClientsTest(realcluster.NamespaceWrites, unittest.TestCase):
         """Through the sidecar: plain HTTP on 127.0.0.1, no token (the proxy adds its own)."""
         ns = self.namespace("page-proxy", pods=0)
         view, sent = self.run_page(self.proxy_url, ns)
+        self.assertEqual(view["state"]["listFailures"], [])
         self.assertEqual(sent.get("sec-websocket-protocol"), "base64.binary.k8s.io")
 
 
