@@ -47,6 +47,7 @@ proxy::ServerOptions serverOptions(const config::Config& c) {
   if (c.io_threads > 0) o.io_threads = static_cast<int>(c.io_threads);
   o.watch_bookmark_interval = c.watch_bookmark_interval;
   o.watch_max_lifetime = c.watch_max_lifetime;
+  o.unsynced_watch_timeout = c.unsynced_watch_timeout;
   o.watch_queue_capacity = c.watch_queue_capacity;
   o.gateway = c.mode == config::Mode::Gateway;
   o.tls_cert_file = c.tls_cert_file;

@@ -146,6 +146,9 @@ struct Config {
   // behind is closed and resumes from its last RV.
   std::chrono::milliseconds watch_bookmark_interval{std::chrono::seconds(60)};
   std::chrono::milliseconds watch_max_lifetime{std::chrono::hours(1)};
+  // A watch that passes through while its cache starts asks the upstream for at most
+  // this timeoutSeconds, so its client's next watch is served from the cache (0: as asked).
+  std::chrono::milliseconds unsynced_watch_timeout{std::chrono::seconds(30)};
   size_t watch_queue_capacity = 1000;
   // TLS serving (both modes; required by a gateway beyond loopback). Files are read by the
   // server at start and re-read when they change.

@@ -112,6 +112,9 @@ Watches served from the cache:
                             [DUR/2, DUR) so clients do not reconnect in lockstep (default 1h:
                             the apiserver's min-request-timeout 1800s times a factor in [1,2))
   --watch-queue-capacity N  events a watcher may fall behind before it is closed (default 1000)
+  --unsynced-watch-timeout DUR  a watch that passes through while its cache is starting is
+                            asked of the upstream with timeoutSeconds at most DUR, so that its
+                            client's next watch is served from the cache (default 30s; 0: as asked)
 
 Limits (defaults as kube-apiserver's; 0 means unlimited where noted):
   --max-request-body-bytes N   largest request body for API writes (default 3145728; 0: unlimited);

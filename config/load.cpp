@@ -133,6 +133,7 @@ void applyCaching(Config& config, const Settings& settings) {
   }
   if (settings.watch_max_lifetime) config.watch_max_lifetime = parsePositiveDuration(*settings.watch_max_lifetime);
   if (settings.watch_queue_capacity) config.watch_queue_capacity = parsePositiveCount(*settings.watch_queue_capacity);
+  if (settings.unsynced_watch_timeout) config.unsynced_watch_timeout = parseTimeout(*settings.unsynced_watch_timeout);
   if (settings.state_save_interval) config.state_save_interval = parseTimeout(*settings.state_save_interval);
   if (settings.drift_check_interval) config.drift_check_interval = parseTimeout(*settings.drift_check_interval);
 }

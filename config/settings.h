@@ -73,6 +73,7 @@ struct Settings {
   std::optional<Setting> discovery_cache_ttl;
   std::optional<Setting> watch_bookmark_interval;
   std::optional<Setting> watch_max_lifetime;
+  std::optional<Setting> unsynced_watch_timeout;
   std::optional<Setting> watch_queue_capacity;
   // Gateway mode: serving TLS and the decision caches of authentication/authorization.
   std::optional<Setting> tls_cert_file;
@@ -147,6 +148,7 @@ inline constexpr ScalarField kScalarFields[] = {
     {"watch-bookmark-interval", &Settings::watch_bookmark_interval, false, false},
     {"watch-max-lifetime", &Settings::watch_max_lifetime, false, false},
     {"watch-queue-capacity", &Settings::watch_queue_capacity, false, false},
+    {"unsynced-watch-timeout", &Settings::unsynced_watch_timeout, false, false},
     {"tls-cert-file", &Settings::tls_cert_file, true, false},
     {"tls-private-key-file", &Settings::tls_private_key_file, true, false},
     {"client-ca-file", &Settings::client_ca_file, true, false},

@@ -16,6 +16,7 @@
 #include "proxy/server/flow_seat.h"
 #include "proxy/server/health.h"
 #include "proxy/server/routing.h"
+#include "proxy/watches/watch_request.h"
 
 namespace proxy::io {
 namespace {
@@ -79,6 +80,8 @@ class RequestHandler {
   // Gateway mode: nullopt to go on, else the refusal already written.
   asio::awaitable<std::optional<ForwardOutcome>> admitToGateway(bool& cacheable);
 
+  // A watch passing through while its cache starts ends by --unsynced-watch-timeout.
+  void capWhileCacheStarts();
   ForwardOutcome answered(unsigned code) const { return ForwardOutcome{code, false}; }
 
   ServerContext& server_;
@@ -201,8 +204,26 @@ asio::awaitable<std::optional<ForwardOutcome>> RequestHandler::cachedAnswer(Cach
     co_return std::nullopt;
   }
   if (info.verb == "get" || info.verb == "list") co_return co_await serveCachedRead(req_, out_, ctx);
-  if (info.verb == "watch") co_return co_await serveCachedWatch(req_, out_, ctx);
+  if (info.verb == "watch") {
+    std::optional<ForwardOutcome> answer = co_await serveCachedWatch(req_, out_, ctx);
+    if (!answer) capWhileCacheStarts();
+    co_return answer;
+  }
   co_return std::nullopt;
+}
+
+void RequestHandler::capWhileCacheStarts() {
+  const RequestInfo& info = req_.info;
+  watch::InformerRegistry& registry = *server_.registry;
+  const bool starting =
+      registry.starting(info.api_group, info.api_version, info.resource, info.namespace_, cache::Encoding::Json) ||
+      registry.starting(info.api_group, info.api_version, info.resource, info.namespace_, cache::Encoding::Protobuf);
+  if (!starting) return;
+  const auto seconds = std::chrono::ceil<std::chrono::seconds>(options_.unsynced_watch_timeout);
+  if (auto capped = cappedWatchTarget(req_.target, req_.query, seconds)) {
+    server_.metrics.cachePassThrough(server_.resource_labels.labelOf(info, server_.registry.get()), "starting");
+    req_.target = std::move(*capped);
+  }
 }
 
 }  // namespace

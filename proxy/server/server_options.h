@@ -56,6 +56,9 @@ struct ServerOptions {
   // [1800 s, 3600 s)), and the events a watcher may fall behind before it is closed.
   std::chrono::milliseconds watch_bookmark_interval{60000};
   std::chrono::milliseconds watch_max_lifetime{3600000};
+  // A watch passing through while its cache starts: the upstream's timeoutSeconds at most
+  // this (0: as the client asked), so the client's next watch finds the cache.
+  std::chrono::milliseconds unsynced_watch_timeout{30000};
   size_t watch_queue_capacity = 1000;
 
   // Gateway mode (docs/security.md): TLS serving, every request authenticated

@@ -1,9 +1,12 @@
 #include "proxy/watches/watch_request.h"
 
 #include <algorithm>
+#include <charconv>
 #include <string>
 
 #include <fmt/format.h>
+
+#include "cache/query/query_values.h"
 
 namespace proxy {
 namespace {
@@ -52,6 +55,35 @@ std::optional<int64_t> goWatchTimeoutNanos(std::optional<int64_t> timeout_second
   if (!timeout_seconds) return std::nullopt;
   // Unsigned arithmetic wraps as Go's int64 multiplication does, without C++'s UB.
   return static_cast<int64_t>(static_cast<uint64_t>(*timeout_seconds) * uint64_t{1000000000});
+}
+
+std::optional<std::string> cappedWatchTarget(std::string_view target, const cache::QueryValues& query,
+                                             std::chrono::seconds cap) {
+  if (cap.count() <= 0) return std::nullopt;
+  if (const auto given = query.get("timeoutSeconds")) {
+    // As Go's strconv.ParseInt: an optional sign, then decimal digits.
+    std::string_view digits = *given;
+    if (digits.size() > 1 && digits[0] == '+') digits.remove_prefix(1);
+    int64_t seconds = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seconds);
+    if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;  // 400 upstream
+    const int64_t nanos = *goWatchTimeoutNanos(seconds);
+    if (nanos < 0 || (nanos > 0 && seconds <= cap.count())) return std::nullopt;
+  }
+  const size_t qmark = target.find('?');
+  std::string out(target.substr(0, qmark));
+  out += '?';
+  std::string_view rest = qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1);
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
+    if (cache::queryUnescape(pair.substr(0, pair.find('='))) == "timeoutSeconds") continue;
+    out.append(pair);
+    out += '&';
+  }
+  out += "timeoutSeconds=" + std::to_string(cap.count());
+  return out;
 }
 
 std::variant<WatchPlan, HttpAnswer> planWatch(const cache::QueryValues& query, std::string_view namespace_name,

@@ -68,6 +68,17 @@ std::optional<WatchMedia> watchMedia(const AcceptHeader& accept);
 // nullopt when absent; 0 means "no timeout given" (randomized) even when it wrapped to 0.
 std::optional<int64_t> goWatchTimeoutNanos(std::optional<int64_t> timeout_seconds);
 
+// The request target of a watch that passes through while the cache that would serve it
+// is starting, with timeoutSeconds at most `cap`: the upstream then ends the watch by
+// then, cleanly, and the client's next watch (from its last RV) finds the cache synced.
+// Otherwise the pass-through would hold an upstream watch for as long as the client
+// asked (client-go: 5-10 min), a second one of that resource. nullopt when the target
+// stands as it is: a timeout within `cap`, one that has expired before the stream starts
+// (W8) or that the apiserver refuses (400), or `cap` 0. Only the timeoutSeconds pairs
+// change; every other byte of the target stays.
+std::optional<std::string> cappedWatchTarget(std::string_view target, const cache::QueryValues& query,
+                                             std::chrono::seconds cap);
+
 // Decodes and validates the watch query as the apiserver does. `random_unit` in [0, 1)
 // picks the lifetime for watches without timeoutSeconds: [max_lifetime/2, max_lifetime),
 // the apiserver's [1800 s, 3600 s) with the default maximum.

@@ -21,12 +21,14 @@ CACHED = "pods,configmaps,namespaces"
 
 
 def start_chain(processes, upstream_url, a_cache=CACHED, b_args=(), a_args=()):
-    """Proxy A in front of the apiserver, proxy B in front of A; B caches CACHED."""
+    """Proxy A in front of the apiserver, then, once A is ready, proxy B in front of A; B
+    caches CACHED. B starts second: a watch of B's that reached A before A's cache synced
+    would pass through A to the apiserver for its whole life (a second upstream watch of
+    that resource, which test_apiserver_sees_one_watch_per_cached_resource would count)."""
     a = processes.proxy(upstream_url, "--cache", a_cache, *a_args)
+    harness.wait_for(lambda: harness.http_get(a.host, a.port, "/readyz")[0] == 200, timeout=20, message="proxy A ready")
     b = processes.proxy("http://127.0.0.1:%d" % a.port, "--cache", CACHED, *b_args)
-    for p in (a, b):
-        harness.wait_for(lambda p=p: harness.http_get(p.host, p.port, "/readyz")[0] == 200, timeout=20,
-                         message="proxy ready")
+    harness.wait_for(lambda: harness.http_get(b.host, b.port, "/readyz")[0] == 200, timeout=20, message="proxy B ready")
     return a, b
 
 
@@ -65,8 +67,9 @@ class ChainClientsTest(Scenarios, unittest.TestCase):
             clients.wait_equal(informer, self.upstream_url)
         # Only A watches the apiserver, once per resource it caches.
         watches = open_watches(self.upstream_url)
-        self.assertEqual(set(watches), {"pods", "configmaps", "namespaces"}, watches)
-        self.assertTrue(all(v == 1 for v in watches.values()), watches)
+        recent = json.loads(clients.request(self.upstream_url + "/control/counters")[1])["recentWatches"]
+        self.assertEqual(set(watches), {"pods", "configmaps", "namespaces"}, (watches, recent))
+        self.assertTrue(all(v == 1 for v in watches.values()), (watches, recent))
 
 
 class ChainFidelityTest(unittest.TestCase):
@@ -225,6 +228,39 @@ class ChainFidelityTest(unittest.TestCase):
         bookmark = s.wait(lambda ev: next((e for e in ev if e["type"] == "BOOKMARK"), None), timeout=20,
                           message="bookmark through B")
         self.assertGreater(int(bookmark["object"]["metadata"]["resourceVersion"]), int(rv))
+
+
+class ChainStartTest(unittest.TestCase):
+    """A and B started together, as after a node's restart: B's informers reach A while A's
+    cache still syncs, and A passes their watches through to the apiserver."""
+
+    def test_watches_passed_through_while_a_syncs_come_back_to_its_cache(self):
+        processes = harness.Processes()
+        self.addCleanup(processes.stop_all)
+        api = clients.start_apiserver(processes, "--enable-control")
+        upstream = "http://127.0.0.1:%d" % api.port
+        # Enough pods that A's first list takes a while.
+        clients.control(upstream, "/control/load?resource=pods&count=30000&namespaces=10&nodes=50")
+        a = processes.proxy(upstream, "--cache", CACHED, "--unsynced-watch-timeout", "2s")
+        b = processes.proxy("http://127.0.0.1:%d" % a.port, "--cache", CACHED)
+        for p in (a, b):
+            harness.wait_for(lambda p=p: harness.http_get(p.host, p.port, "/readyz")[0] == 200, timeout=60,
+                             message="proxy ready")
+        status, _, body = harness.http_get(a.host, a.port, "/metrics")
+        self.assertEqual(status, 200)
+        passed = [line for line in body.decode().splitlines()
+                  if line.startswith("kube_cache_proxy_cache_passthrough_total") and 'reason="starting"' in line]
+        self.assertTrue(passed, "no watch of B's came while A's cache started: nothing tested")
+        # Each watch passed through ends by the cut timeout; B's next one is served by A's cache.
+        harness.wait_for(lambda: set(open_watches(upstream).values()) == {1}, timeout=20,
+                         message="one apiserver watch per resource")
+        self.assertEqual(set(open_watches(upstream)), {"pods", "configmaps", "namespaces"})
+        # B still follows the apiserver.
+        status, body = clients.request(upstream + "/api/v1/namespaces/default/pods", "POST", clients.pod("after-start"))
+        self.assertEqual(status, 201, body)
+        harness.wait_for(lambda: harness.http_get(b.host, b.port, "/api/v1/namespaces/default/pods/after-start"
+                                                  "?resourceVersion=0")[0] == 200, timeout=10,
+                         message="B's cache has the new pod")
 
 
 if __name__ == "__main__":

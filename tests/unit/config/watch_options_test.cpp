@@ -19,6 +19,7 @@ TEST_CASE("Watch options default to the apiserver's: 60 s bookmarks, 1 h maximum
   CHECK(c.watch_bookmark_interval == 60s);
   CHECK(c.watch_max_lifetime == 1h);
   CHECK(c.watch_queue_capacity == 1000);
+  CHECK(c.unsynced_watch_timeout == 30s);
 }
 
 TEST_CASE("--watch-bookmark-interval, --watch-max-lifetime and --watch-queue-capacity are read from flags") {
@@ -54,4 +55,13 @@ watch-queue-capacity: 200
   CHECK(c.watch_max_lifetime == 10min);
   CHECK(c.watch_queue_capacity == 200);
   CHECK(loadArgs({"--config", file.string(), "--watch-queue-capacity", "7"}, env).watch_queue_capacity == 7);
+}
+
+TEST_CASE("--unsynced-watch-timeout is a duration, 0 leaving pass-through watches as asked, and a config-file key") {
+  config::test::TempDir dir;
+  const auto env = config::test::emptyEnvironment(dir);
+  CHECK(loadArgs({kUpstream[0], kUpstream[1], "--unsynced-watch-timeout", "45s"}, env).unsynced_watch_timeout == 45s);
+  CHECK(loadArgs({kUpstream[0], kUpstream[1], "--unsynced-watch-timeout=0"}, env).unsynced_watch_timeout == 0s);
+  const auto file = dir.write("proxy.yaml", "upstream: http://127.0.0.1:6443\nunsynced-watch-timeout: 2m\n");
+  CHECK(loadArgs({"--config", file.string()}, env).unsynced_watch_timeout == 2min);
 }

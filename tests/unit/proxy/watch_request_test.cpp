@@ -166,3 +166,34 @@ TEST_CASE("W2, N2, N4: a watch streams in the encoding the apiserver would pick;
   CHECK_FALSE(watchMedia("application/json;as=Table;g=meta.k8s.io;v=v1"));
   CHECK_FALSE(watchMedia("text/html"));
 }
+
+namespace {
+
+std::optional<std::string> capped(std::string_view target, int64_t cap = 30) {
+  const size_t qmark = target.find('?');
+  const auto query = cache::QueryValues::parse(qmark == std::string_view::npos ? "" : target.substr(qmark + 1));
+  return proxy::cappedWatchTarget(target, query, std::chrono::seconds(cap));
+}
+
+}  // namespace
+
+TEST_CASE("A watch passing through while its cache starts asks the upstream for a timeout within the cap (W8)") {
+  // Absent, 0, or beyond the cap: cut, every other pair byte for byte as sent.
+  CHECK(capped("/api/v1/pods?watch=1") == "/api/v1/pods?watch=1&timeoutSeconds=30");
+  CHECK(capped("/api/v1/pods") == "/api/v1/pods?timeoutSeconds=30");
+  CHECK(capped("/api/v1/pods?allowWatchBookmarks=true&resourceVersion=12&timeoutSeconds=567&watch=true") ==
+        "/api/v1/pods?allowWatchBookmarks=true&resourceVersion=12&watch=true&timeoutSeconds=30");
+  CHECK(capped("/api/v1/pods?timeoutSeconds=0&labelSelector=a%3Db") == "/api/v1/pods?labelSelector=a%3Db&timeoutSeconds=30");
+  // kube-rs's "?&" start, an escaped key, and a second value (the apiserver reads the first).
+  CHECK(capped("/api/v1/pods?&watch=true&timeout%53econds=600&timeoutSeconds=5") ==
+        "/api/v1/pods?&watch=true&timeoutSeconds=30");
+  CHECK(capped("/api/v1/pods?watch=1&timeoutSeconds=%2B600") == "/api/v1/pods?watch=1&timeoutSeconds=30");  // Go's ParseInt takes "+600"
+  // Within the cap, expired (W8: the stream ends at once either way), or refused upstream (400): as sent.
+  CHECK(capped("/api/v1/pods?watch=1&timeoutSeconds=30") == std::nullopt);
+  CHECK(capped("/api/v1/pods?watch=1&timeoutSeconds=7") == std::nullopt);
+  CHECK(capped("/api/v1/pods?watch=1&timeoutSeconds=-1") == std::nullopt);
+  CHECK(capped("/api/v1/pods?watch=1&timeoutSeconds=9223372036854775807") == std::nullopt);
+  CHECK(capped("/api/v1/pods?watch=1&timeoutSeconds=ten") == std::nullopt);
+  CHECK(capped("/api/v1/pods?watch=1&timeoutSeconds=+600") == std::nullopt);  // "+" is a space in a query
+  CHECK(capped("/api/v1/pods?watch=1", 0) == std::nullopt);
+}
