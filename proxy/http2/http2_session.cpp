@@ -21,7 +21,9 @@ using asio::redirect_error;
 using asio::use_awaitable;
 
 constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-constexpr size_t kReadBytes = 64 * 1024;
+// One TLS record's worth, which is what a read from TLS returns at most: a connection
+// holds it for its whole life.
+constexpr size_t kReadBytes = 16 * 1024;
 // Go's http2 server answer to a header list over the limit (handleHeaderListTooLong), its
 // content type as Go's sniffing names it.
 constexpr std::string_view kHeaderListTooLong = "<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>";

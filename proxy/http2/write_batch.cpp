@@ -9,9 +9,10 @@ namespace {
 
 // Buffers handed to one sendmsg (the kernel's limit).
 constexpr size_t kMaxSlices = IOV_MAX;
-// The arena a drained batch keeps: a connection's usual batch reuses it, a burst's is
-// given back (a TLS connection copies up to a batch's worth, 64 KiB).
-constexpr size_t kKeptArenaBytes = 80 * 1024;
+// The arena a drained batch keeps: a watch connection's usual batch (a few events) reuses
+// it, a larger one's is given back (a TLS connection copies up to a batch's worth, 64 KiB,
+// which 1,000 connections of watches would otherwise each keep).
+constexpr size_t kKeptArenaBytes = 16 * 1024;
 
 }  // namespace
 

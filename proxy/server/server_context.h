@@ -28,6 +28,7 @@
 #include "proxy/server/client_limiter.h"
 #include "proxy/server/flow_limiter.h"
 #include "proxy/server/flow_seat.h"
+#include "proxy/server/heap_scavenger.h"
 #include "proxy/http/downstream_stream.h"
 #include "proxy/observability/proxy_metrics.h"
 #include "proxy/server/request_filter.h"
@@ -84,6 +85,7 @@ struct Worker {
   Worker(Upstream& upstream, const ServerOptions& options, const cache::Clock& clock)
       : pool(upstream, ctx, options, clock), guard(asio::make_work_guard(ctx)) {}
   asio::io_context ctx{1};
+  HeapScavenger scavenger{ctx};
   UpstreamPool pool;
   asio::executor_work_guard<asio::io_context::executor_type> guard;
   std::unordered_set<SessionPtr> sessions;  // live connections, for shutdown

@@ -56,6 +56,9 @@ std::shared_ptr<asio::ssl::context> ServingTls::build() const {
   // TLS 1.2+, as the apiserver serves by default.
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
   ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_compression);
+  // OpenSSL's record buffers go back while a connection has nothing in flight: an idle
+  // watch connection then holds only Asio's.
+  SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
   ctx->use_certificate_chain_file(options_.tls_cert_file);
   ctx->use_private_key_file(options_.tls_key_file, asio::ssl::context::pem);
   if (SSL_CTX_check_private_key(native) != 1) {

@@ -184,6 +184,7 @@ asio::awaitable<void> runSession(ServerContext& server, SessionPtr session, Work
   worker.sessions.erase(session);
   server.metrics.connectionClosed();
   server.sessionEnded();
+  worker.scavenger.connectionEnded();
 }
 
 }  // namespace proxy::io

@@ -272,7 +272,10 @@ def bench_fanout_http2(processes, workdir, watchers, rate, seconds, baseline=Non
         # The connections while the events are delivered: the last sample before the run ends
         # (Go's transport may dial once per request before its first HTTP/2 handshake ends,
         # and closes the extra connections at once).
-        peak = {"connections": 0, "rss": 0}
+        # RSS: the peak (which holds the connections Go dials at once at the start, closed
+        # as soon as its first HTTP/2 handshake ends) and the last sample before the run
+        # ends, while events are delivered.
+        peak = {"connections": 0, "rss": 0, "settled": 0}
         while fanout.poll() is None:
             time.sleep(2)
             try:
@@ -281,21 +284,25 @@ def bench_fanout_http2(processes, workdir, watchers, rate, seconds, baseline=Non
                     peak["connections"] = connections
             except OSError:
                 pass
-            peak["rss"] = max(peak["rss"], rss_kib(proxy.pid))
+            rss = rss_kib(proxy.pid)
+            peak["rss"] = max(peak["rss"], rss)
+            if fanout.poll() is None:
+                peak["settled"] = rss
         out, err = fanout.communicate()
         assert fanout.returncode == 0, err[-2000:]
         r = json.loads(out.strip().splitlines()[-1])
         cpu = cpu_seconds(proxy.pid) - cpu0
         rows.append((protocol, r["watchers"], r["http2_watches"], peak["connections"], r["deliveries"], r["expected"],
-                     r["p50_ms"], r["p99_ms"], cpu / max(r["deliveries"], 1) * 1e6, (peak["rss"] - rss0) / 1024))
+                     r["p50_ms"], r["p99_ms"], cpu / max(r["deliveries"], 1) * 1e6, (peak["rss"] - rss0) / 1024,
+                     (peak["settled"] - rss0) / max(r["watchers"], 1)))
         proxy.stop()
         a = plane.request("/api/v1/namespaces/bench/pods", "DELETE")
         assert a.status == 200, a.body[:300]
     print("| protocol | watches | over HTTP/2 | proxy connections (during delivery) | deliveries | expected | p50 ms | p99 ms "
-          "| proxy CPU µs/delivery | proxy RSS growth MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| proxy CPU µs/delivery | proxy RSS growth MB, peak | RSS KiB/watch during delivery |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| %s | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f |" % r)
+        print("| %s | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f |" % r)
 
 
 def apiserver_metric(plane, name, match=""):
