@@ -152,11 +152,14 @@ void ApiServer::restartApiServer(const HttpRequest& req, ResponseStream& out) {
   const int64_t seconds = intParam(req, "seconds", 0);
   if (http_ && seconds > 0) http_->refuseNewUntil(std::chrono::steady_clock::now() + std::chrono::seconds(seconds));
   const uint64_t restart_rv = storage_.restart();
+  // The connections open now; a client's next request, on a connection it opens once it
+  // has this answer, must not be cut with them.
+  const uint64_t open_before = http_ ? http_->lastConnection() : 0;
   sendJsonBody(out, 200, R"({"ok":true,"restartResourceVersion":")" + std::to_string(restart_rv) +
                              R"(","resourceVersion":")" + std::to_string(storage_.currentRv()) + "\"}");
   // Each cut stream drops its own connection; the rest (keep-alive ones, this one once
   // answered) go now.
-  if (http_) http_->closeConnections();
+  if (http_) http_->closeConnections(open_before);
 }
 
 }  // namespace testapi

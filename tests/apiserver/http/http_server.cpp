@@ -4,7 +4,7 @@
 
 #include <list>
 #include <mutex>
-#include <set>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -216,7 +216,8 @@ struct HttpServer::Impl {
   std::atomic<int64_t> refuse_until_ns{0};
 
   std::mutex mu;
-  std::set<tcp::socket*> sockets;  // open connections, for stop()
+  std::map<tcp::socket*, uint64_t> sockets;  // open connections and their order, for stop()
+  uint64_t accepted = 0;
   std::condition_variable all_done;
   size_t active = 0;
 
@@ -255,7 +256,7 @@ struct HttpServer::Impl {
   void connectionMain(tcp::socket sock) {
     {
       std::lock_guard lk(mu);
-      sockets.insert(&sock);
+      sockets.emplace(&sock, ++accepted);
     }
     beast::error_code ec;
     sock.set_option(tcp::no_delay(true), ec);
@@ -337,7 +338,7 @@ void HttpServer::stop() {
   ::shutdown(im.acceptor.native_handle(), SHUT_RDWR);
   im.acceptor.close(ec);
   std::unique_lock lk(im.mu);
-  for (auto* s : im.sockets) ::shutdown(s->native_handle(), SHUT_RDWR);
+  for (const auto& [s, order] : im.sockets) ::shutdown(s->native_handle(), SHUT_RDWR);
   im.all_done.wait_for(lk, std::chrono::seconds(5), [&] { return im.active == 0; });
 }
 
@@ -350,9 +351,16 @@ void HttpServer::refuseNewUntil(std::chrono::steady_clock::time_point until) {
   impl_->refuse_until_ns = until.time_since_epoch().count();
 }
 
-void HttpServer::closeConnections() {
+void HttpServer::closeConnections(uint64_t last) {
   std::lock_guard lk(impl_->mu);
-  for (auto* s : impl_->sockets) ::shutdown(s->native_handle(), SHUT_RDWR);
+  for (const auto& [s, order] : impl_->sockets) {
+    if (order <= last) ::shutdown(s->native_handle(), SHUT_RDWR);
+  }
+}
+
+uint64_t HttpServer::lastConnection() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->accepted;
 }
 
 bool HttpServer::refusing() const { return impl_->refusingNow(); }

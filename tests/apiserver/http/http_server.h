@@ -40,7 +40,10 @@ class HttpServer {
   // The two halves of refuseUntil: new connections (and new requests on open ones) are
   // closed unanswered until `until`; every open connection is shut down now.
   void refuseNewUntil(std::chrono::steady_clock::time_point until);
-  void closeConnections();
+  // Shuts down the open connections accepted up to `last` (lastConnection()'s answer when
+  // the cut was decided), so that one a client opens just after is served.
+  void closeConnections(uint64_t last = UINT64_MAX);
+  uint64_t lastConnection() const;
   bool refusing() const;
 
  private:
