@@ -213,6 +213,8 @@ asio::awaitable<std::optional<ForwardOutcome>> RequestHandler::cachedAnswer(Cach
 }
 
 void RequestHandler::capWhileCacheStarts() {
+  // A watch no cache answers (a Table or JSON metadata rendering) keeps its timeout.
+  if (!watchMedia(req_.accept)) return;
   const RequestInfo& info = req_.info;
   watch::InformerRegistry& registry = *server_.registry;
   const bool starting =
