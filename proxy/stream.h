@@ -52,7 +52,7 @@ class EventWriter {
  public:
   virtual ~EventWriter() = default;
   virtual void add(watch::FrameConstSharedPtr frame) = 0;
-  void add(std::string&& frame) { add(std::make_shared<const std::string>(std::move(frame))); }
+  void add(std::string&& frame) { add(watch::makeFrame(std::move(frame))); }
   // Bytes queued and not yet handed to the transport.
   virtual size_t bytes() const = 0;
   bool empty() const { return bytes() == 0; }

@@ -17,20 +17,16 @@ void ChunkWriter::add(watch::FrameConstSharedPtr frame) {
 
 void ChunkWriter::seal() {
   if (sealed_) return;
-  if (gzip_) {
-    // A whole gzip member per flush, as kube-apiserver's perFlushGzipWriter closes its
-    // writer at each flush (so an idle watch holds no deflate state): the body is a
-    // sequence of members, which gzip readers (Go's included) read as one stream.
-    // Flushed before the member ends (gzipFlushedMember): a gzip reader (Go's) returns the
-    // events before it meets the member's end, after which it waits for the next member's
-    // header; ended without the flush, a batch's last events would wait in the client for
-    // the next flush (seen: a watch-list's end bookmark never reached client-go).
-    std::string compressed = gzipFlushedMember(pieces_);
-    pieces_.clear();
-    pieces_.push_back(std::make_shared<const std::string>(std::move(compressed)));
-  }
   chunk_bytes_ = 0;
-  for (const auto& piece : pieces_) chunk_bytes_ += piece->size();
+  if (gzip_) {
+    // A chunk of whole gzip members (appendGzipPieces), shared ones compressed once for
+    // every watcher.
+    gzipped_.clear();
+    appendGzipPieces(pieces_, gzipped_);
+    for (const auto& piece : gzipped_) chunk_bytes_ += piece.bytes.size();
+  } else {
+    for (const auto& piece : pieces_) chunk_bytes_ += piece->size();
+  }
   size_line_.set(chunk_bytes_);
   sealed_ = true;
 }
@@ -48,13 +44,18 @@ const std::vector<std::string_view>& ChunkWriter::remaining() {
     skip = 0;
   };
   push(size_line_.view());
-  for (const auto& p : pieces_) push(*p);
+  if (gzip_) {
+    for (const auto& p : gzipped_) push(p.bytes);
+  } else {
+    for (const auto& p : pieces_) push(p->bytes());
+  }
   push(kChunkEnd);
   return views_;
 }
 
 void ChunkWriter::clear() {
   pieces_.clear();
+  gzipped_.clear();
   bytes_ = 0;
   sent_ = 0;
   sealed_ = false;

@@ -26,8 +26,9 @@ class Http1Stream;
 // The chunked body of one watch response: frames are gathered (shared ones are not
 // copied) and written as one chunk, so a batch of events is one write. A chunk that a
 // non-blocking write sent only in part keeps its place; nothing is added to it until the
-// rest is out. With gzip, a chunk carries the batch as one whole gzip member (one member
-// per watch flush, as kube-apiserver 1.37's perFlushGzipWriter writes watch-lists).
+// rest is out. With gzip, a chunk carries the batch as whole gzip members
+// (appendGzipPieces), so a watch flush ends with a whole member, as kube-apiserver 1.37's
+// perFlushGzipWriter writes watch-lists.
 class ChunkWriter final : public EventWriter {
  public:
   // What the direct sends need is read once here, so a send touches no stream object
@@ -48,8 +49,8 @@ class ChunkWriter final : public EventWriter {
   void cancel() override;
 
  private:
-  // Fixes the chunk's size line (and, with gzip, its compressed form) before its first
-  // byte goes out.
+  // Fixes the chunk's size line (and, with gzip, its members) before its first byte goes
+  // out.
   void seal();
   // The chunk's buffers after the `sent_` bytes already written.
   const std::vector<std::string_view>& remaining();
@@ -60,6 +61,7 @@ class ChunkWriter final : public EventWriter {
   ClientMetrics* const client_;   // the request's client bucket, or null
   const bool gzip_;
   std::vector<watch::FrameConstSharedPtr> pieces_;
+  std::vector<WirePiece> gzipped_;  // with gzip, the sealed chunk's members
   size_t bytes_ = 0;
   ChunkSizeLine size_line_;       // set when the chunk is sealed
   bool sealed_ = false;

@@ -109,11 +109,28 @@ std::string gzipFlushedMember(std::span<const std::string_view> pieces) {
   return out;
 }
 
-std::string gzipFlushedMember(std::span<const std::shared_ptr<const std::string>> frames) {
-  std::vector<std::string_view> plain;
-  plain.reserve(frames.size());
-  for (const auto& frame : frames) plain.push_back(*frame);
-  return gzipFlushedMember(plain);
+const std::string& gzipMemberOf(const watch::Frame& frame) {
+  return frame.compressed([](std::string_view plain) { return gzipFlushedMember(std::span(&plain, 1)); });
+}
+
+void appendGzipPieces(std::span<const watch::FrameConstSharedPtr> frames, std::vector<WirePiece>& out) {
+  std::vector<std::string_view> own;
+  auto endOwnRun = [&] {
+    if (own.empty()) return;
+    auto member = watch::makeFrame(gzipFlushedMember(own));
+    own.clear();
+    const std::string_view bytes = member->bytes();
+    out.push_back(WirePiece{std::move(member), bytes});
+  };
+  for (const auto& frame : frames) {
+    if (!frame->shared()) {
+      own.push_back(frame->bytes());
+      continue;
+    }
+    endOwnRun();
+    out.push_back(WirePiece{frame, gzipMemberOf(*frame)});
+  }
+  endOwnRun();
 }
 
 GzipWriter::GzipWriter() : state_(std::make_unique<State>()) { initRawDeflate(state_->z); }

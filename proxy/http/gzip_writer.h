@@ -19,8 +19,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cache/packing/compressed_run.h"
+#include "watch/fanout/frame.h"
 
 namespace proxy {
 
@@ -53,11 +55,26 @@ cache::CompressedRun compressRun(std::string_view plain);
 // data, a sync flush (00 00 ff ff), an empty final block, the trailer.
 // The flush lets a streaming reader return every event before it meets the member's end.
 std::string gzipFlushedMember(std::span<const std::string_view> pieces);
-// The same for the frames of one watch flush, the form every protocol's event writer holds
-// them in (HTTP/1.1's chunk writer, HTTP/2's event writer): one member per flush, as
-// perFlushGzipWriter closes its writer at each (an idle watch holds no deflate state), and
-// gzip readers, Go's included, read a body of members as one stream.
-std::string gzipFlushedMember(std::span<const std::shared_ptr<const std::string>> frames);
+// A shared watch frame as a gzip'd watch-list sends it: a flushed member of its own, built
+// once per frame (watch::Frame::compressed) for every watcher that sends the frame.
+const std::string& gzipMemberOf(const watch::Frame& frame);
+
+// Bytes on the wire and the frame that keeps them alive.
+struct WirePiece {
+  watch::FrameConstSharedPtr owner;
+  std::string_view bytes;
+};
+
+// Appends the wire form of a gzip'd watch's `frames` (W9) to `out`: each shared frame its
+// own member (gzipMemberOf), each run of the watch's own frames (its initial state, its
+// replay, its bookmarks) one member, compressed here. So every flush ends on a whole
+// member, as kube-apiserver's perFlushGzipWriter closes its writer at each flush (an idle
+// watch holds no deflate state); gzip readers, Go's included, read a body of members as
+// one stream. Each member is flushed before it ends: a gzip reader (Go's) returns the
+// events before it meets the member's end, after which it waits for the next member's
+// header; ended without the flush, a batch's last events would wait in the client for the
+// next flush (seen: a watch-list's end bookmark never reached client-go).
+void appendGzipPieces(std::span<const watch::FrameConstSharedPtr> frames, std::vector<WirePiece>& out);
 
 class GzipWriter {
  public:

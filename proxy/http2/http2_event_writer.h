@@ -1,14 +1,15 @@
 #pragma once
 // Http2EventWriter: a watch's events on an HTTP/2 stream (the EventWriter of Http2Stream).
 // Frames are handed to the stream's queue as the shared frames they are; nghttp2 copies
-// them once, into the connection's write batch. With gzip, what one send hands over is one
-// whole gzip member, sync-flushed before it ends (gzipFlushedMember, the HTTP/1.1 writer's
-// rule per chunk). Lives on the stream's io thread.
+// them once, into the connection's write batch. With gzip, what one send hands over is
+// whole gzip members (appendGzipPieces, the HTTP/1.1 writer's rule per chunk), a shared
+// frame's built once for every watcher. Lives on the stream's io thread.
 
 #include <memory>
 #include <vector>
 
 #include "proxy/asio_beast.h"
+#include "proxy/http/gzip_writer.h"
 #include "proxy/stream.h"
 
 namespace proxy::io {
@@ -31,14 +32,12 @@ class Http2EventWriter final : public EventWriter {
   void cancel() override;
 
  private:
-  // The frames added since the last seal become one gzip member.
-  void seal();
-
   Http2Stream& stream_;
   const bool gzip_;
-  // Frames not yet in the stream's queue; with gzip, pending_[0, sealed_) are members.
-  std::vector<watch::FrameConstSharedPtr> pending_;
-  size_t sealed_ = 0;
+  // With gzip, frames added since the last send, not yet members.
+  std::vector<watch::FrameConstSharedPtr> unsealed_;
+  // What is not yet in the stream's queue, as it goes on the wire.
+  std::vector<WirePiece> pending_;
   size_t bytes_ = 0;
 };
 

@@ -170,10 +170,10 @@ asio::awaitable<void> Http2Stream::writeBody(std::span<const std::string_view> p
   co_await waitFor(Wait::Room, 1);
   if (queue_.bytes() < kSendBufferBytes && total <= kSendBufferBytes - queue_.bytes()) {
     // Small: copied, and the writer goes on at once (a whole answer ends here).
-    auto copy = std::make_shared<std::string>();
-    copy->reserve(total);
-    for (std::string_view p : pieces) copy->append(p.substr(0, total - copy->size()));
-    queue_.push(std::move(copy));
+    std::string copy;
+    copy.reserve(total);
+    for (std::string_view p : pieces) copy.append(p.substr(0, total - copy.size()));
+    queue_.push(watch::makeFrame(std::move(copy)));
     queued(total);
     co_return;
   }
@@ -250,14 +250,14 @@ void Http2Stream::postClientGone() {
   });
 }
 
-size_t Http2Stream::queueEvents(std::vector<watch::FrameConstSharedPtr>& frames) {
+size_t Http2Stream::queueEvents(std::vector<WirePiece>& pieces) {
   if (failure() || body_ended_) return 0;
   size_t moved = 0;
   size_t bytes = 0;
-  for (; moved < frames.size(); ++moved) {
-    const size_t size = frames[moved]->size();
+  for (; moved < pieces.size(); ++moved) {
+    const size_t size = pieces[moved].bytes.size();
     if (!queue_.empty() && queue_.bytes() + size > kSendBufferBytes) break;
-    queue_.push(std::move(frames[moved]));
+    queue_.push(std::move(pieces[moved].owner), pieces[moved].bytes);
     bytes += size;
   }
   if (moved > 0) queued(bytes);

@@ -28,6 +28,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "proxy/asio_beast.h"
+#include "proxy/http/gzip_writer.h"
 #include "proxy/http2/http2_fields.h"
 #include "proxy/http2/outbound_queue.h"
 #include "proxy/request.h"
@@ -129,9 +130,9 @@ class Http2Stream final : public ServerStream {
   SessionControl& control() override;
 
   // For the stream's EventWriter (http2_event_writer.h).
-  // Moves frames from the front of `frames` into the queue while there is room; returns
+  // Moves pieces from the front of `pieces` into the queue while there is room; returns
   // how many it moved.
-  size_t queueEvents(std::vector<watch::FrameConstSharedPtr>& frames);
+  size_t queueEvents(std::vector<WirePiece>& pieces);
   // Waits until `bytes` more fit in the queue (or it is empty); throws as a write does.
   asio::awaitable<void> awaitRoom(size_t bytes);
   // Fails a wait in progress at once.

@@ -13,10 +13,15 @@ constexpr size_t kKeptPieces = 64;
 }  // namespace
 
 void OutboundQueue::push(watch::FrameConstSharedPtr frame) {
-  if (!frame || frame->empty()) return;
-  const std::string_view bytes = *frame;
+  if (!frame) return;
+  const std::string_view bytes = frame->bytes();
+  push(std::move(frame), bytes);
+}
+
+void OutboundQueue::push(watch::FrameConstSharedPtr owner, std::string_view bytes) {
+  if (bytes.empty()) return;
   bytes_ += bytes.size();
-  pieces_.push_back(Piece{std::move(frame), bytes});
+  pieces_.push_back(Piece{std::move(owner), bytes});
 }
 
 void OutboundQueue::pushBorrowed(std::string_view bytes) {

@@ -19,6 +19,8 @@ namespace proxy::io {
 class OutboundQueue {
  public:
   void push(watch::FrameConstSharedPtr frame);
+  // Bytes `owner` keeps alive (another form of the frame, its gzip member).
+  void push(watch::FrameConstSharedPtr owner, std::string_view bytes);
   // Bytes the caller keeps alive until the write that takes them has ended (or the queue
   // is cleared before they were taken).
   void pushBorrowed(std::string_view bytes);

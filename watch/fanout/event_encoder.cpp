@@ -49,7 +49,7 @@ std::string encodeEvent(cache::EventType type, std::string_view object_json) {
 }
 
 FrameConstSharedPtr encodeSharedEvent(cache::EventType type, std::string_view object_json) {
-  return std::make_shared<const std::string>(encodeEvent(type, object_json));
+  return makeSharedFrame(encodeEvent(type, object_json));
 }
 
 std::string encodeErrorEvent(std::string_view status_json) {
@@ -102,7 +102,7 @@ std::string FrameEncoder::event(cache::EventType type, const cache::Object& obje
 
 FrameConstSharedPtr FrameEncoder::sharedEvent(cache::EventType type, const cache::Object& object,
                                               bool metadata_only) const {
-  return std::make_shared<const std::string>(event(type, object, metadata_only));
+  return makeSharedFrame(event(type, object, metadata_only));
 }
 
 std::string FrameEncoder::error(const cache::Status& status) const {

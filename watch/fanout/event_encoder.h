@@ -1,8 +1,7 @@
 #pragma once
 // Watch frames as they go on the wire (W2, W3, W7): one JSON WatchEvent per line,
 // `{"type":"MODIFIED","object":<raw object bytes>}\n`. A frame is built once per event and
-// shared by every watcher that sends it (the apiserver's cachingObject idea), so it is an
-// immutable shared string.
+// shared by every watcher that sends it (the apiserver's cachingObject idea): a Frame.
 
 #include <cstdint>
 #include <memory>
@@ -14,10 +13,9 @@
 #include "cache/object.h"
 #include "cache/status.h"
 #include "watch/api_resource.h"
+#include "watch/fanout/frame.h"
 
 namespace watch {
-
-using FrameConstSharedPtr = std::shared_ptr<const std::string>;
 
 // `{"type":"<T>","object":<object_json>}\n`; the object bytes are copied verbatim.
 std::string encodeEvent(cache::EventType type, std::string_view object_json);

@@ -128,30 +128,48 @@ class WatchTransportsTest(unittest.TestCase):
                          harness.http_get("127.0.0.1", self.proxy.port, "/metrics")[2].decode(),
                          timeout=5, message="the watch released")
 
-    def watch_body(self, port, query, accept_encoding):
-        conn = Conn(endpoint(port), CONFIGMAPS + query + "&timeoutSeconds=1", {"Accept-Encoding": accept_encoding})
+    def watch_body(self, port, query, accept_encoding, during=None):
+        conn = Conn(endpoint(port), CONFIGMAPS + query + "&timeoutSeconds=%d" % (2 if during else 1),
+                    {"Accept-Encoding": accept_encoding})
         self.addCleanup(conn.close)
         head = conn.head()
+        if during:
+            during()
         self.assertTrue(conn.fill(lambda b: chunks(b)[1]), "the stream ended with its last chunk")
         return head, chunks(conn.buf)[0]
 
-    def test_W9_a_gzip_watch_list_is_one_gzip_member_per_chunk_as_the_apiserver_sends(self):
+    def gzip_chunk_events(self, chunk_list):
+        """The event types of a gzip'd watch body whose every chunk is whole gzip members,
+        so that each is readable as it arrives."""
+        out = []
+        for piece in chunk_list:
+            while piece:
+                d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                out += d.decompress(piece).splitlines()
+                self.assertTrue(d.eof, "the chunk ends on a member's end")
+                piece = d.unused_data
+        return [json.loads(line)["type"] for line in out]
+
+    def test_W9_a_gzip_watch_list_chunk_is_whole_gzip_members_as_the_apiserver_sends(self):
         query = "?watch=true&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
-        head, pieces = self.watch_body(self.proxy.port, query, "gzip, deflate")
-        want_head, want_pieces = self.watch_body(self.api.port, query, "gzip, deflate")
+        names = iter(range(1000))
+
+        def create_two():
+            for _ in range(2):
+                clients.request(self.upstream + CONFIGMAPS, "POST", {
+                    "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "gz-%d" % next(names)}})
+        # Live events after the initial state: the proxy's are shared by every watcher, each
+        # its own member, compressed once.
+        head, pieces = self.watch_body(self.proxy.port, query, "gzip, deflate", during=create_two)
+        want_head, want_pieces = self.watch_body(self.api.port, query, "gzip, deflate", during=create_two)
         for h in (head, want_head):
             self.assertIn(b"Content-Encoding: gzip\r\n", h)
             self.assertIn(b"Vary: Accept-Encoding\r\n", h)
-
-        def events(chunk_list):
-            out = []
-            for piece in chunk_list:  # each chunk one whole member, readable as it arrives
-                d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                out += d.decompress(piece).splitlines()
-                self.assertTrue(d.eof and not d.unused_data)
-            return [json.loads(line)["type"] for line in out]
-        self.assertEqual([t for t in events(pieces) if t != "BOOKMARK"],
-                         [t for t in events(want_pieces) if t != "BOOKMARK"])
+        got = [t for t in self.gzip_chunk_events(pieces) if t != "BOOKMARK"]
+        want = [t for t in self.gzip_chunk_events(want_pieces) if t != "BOOKMARK"]
+        self.assertEqual(got[-2:], ["ADDED", "ADDED"])
+        # The second watch-list's initial state holds the first one's two configmaps.
+        self.assertEqual(len(want), len(got) + 2)
 
     def test_W9_only_watch_lists_and_an_exact_gzip_token_are_gzipped(self):
         for query, encoding in (("?watch=true&resourceVersion=0", "gzip"),  # no bookmarks: not a watch-list

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "proxy/http/client_watch.h"
+#include "proxy/http/gzip_writer.h"
 #include "proxy/server/server_context.h"
 #include "tests/unit/proxy/gunzip.h"
 
@@ -266,7 +267,7 @@ TEST_CASE("events are queued as the shared frames they are, and a full queue mak
   f.spawn(startEvents(*f.stream, false, events));
   REQUIRE(events);
   CHECK_FALSE(f.owner.end_stream);
-  auto frame = std::make_shared<const std::string>(std::string(Http2Stream::kSendBufferBytes / 2, 'e'));
+  auto frame = watch::makeFrame(std::string(Http2Stream::kSendBufferBytes / 2, 'e'));
   events->add(frame);
   error_code ec;
   CHECK(events->trySend(ec));
@@ -290,8 +291,8 @@ TEST_CASE("a flush whose next frame does not fit waits for room for it, without 
   REQUIRE(f.start("GET", "/api/v1/pods?watch=1", true));
   std::unique_ptr<EventWriter> events;
   f.spawn(startEvents(*f.stream, false, events));
-  events->add(std::make_shared<const std::string>(std::string(Http2Stream::kSendBufferBytes - 100, 'e')));
-  events->add(std::make_shared<const std::string>(std::string(200, 'f')));
+  events->add(watch::makeFrame(std::string(Http2Stream::kSendBufferBytes - 100, 'e')));
+  events->add(watch::makeFrame(std::string(200, 'f')));
   error_code ec;
   CHECK_FALSE(events->trySend(ec));
   auto outcome = std::make_shared<Outcome>();
@@ -310,20 +311,29 @@ TEST_CASE("a flush whose next frame does not fit waits for room for it, without 
   CHECK(first + f.drain(eof).size() == Http2Stream::kSendBufferBytes + 100);
 }
 
-TEST_CASE("a gzip'd watch hands over one whole gzip member per send") {
+TEST_CASE("W9: a gzip'd watch sends whole gzip members, a shared event's compressed once for every watcher") {
   Fixture f;
   REQUIRE(f.start("GET", "/api/v1/pods?watch=1", true));
   std::unique_ptr<EventWriter> events;
   f.spawn(startEvents(*f.stream, true, events));
-  events->add(std::string("{\"type\":\"ADDED\"}\n"));
-  events->add(std::string("{\"type\":\"MODIFIED\"}\n"));
+  const auto added = watch::makeSharedFrame("{\"type\":\"ADDED\"}\n");  // the dispatcher's
+  events->add(added);
+  events->add(std::string("{\"type\":\"MODIFIED\"}\n"));  // this watch's own: its replay, its bookmarks
+  events->add(std::string("{\"type\":\"BOOKMARK\"}\n"));
   error_code ec;
   CHECK(events->trySend(ec));
   bool eof = false;
-  CHECK(proxy::testing::gunzip(f.drain(eof)) == "{\"type\":\"ADDED\"}\n{\"type\":\"MODIFIED\"}\n");
+  // Each send ends with a whole member, as kube-apiserver's per-flush writer ends its.
+  const std::string sent = f.drain(eof);
+  CHECK(proxy::testing::gunzipMembers(sent) ==
+        std::vector<std::string>{"{\"type\":\"ADDED\"}\n", "{\"type\":\"MODIFIED\"}\n{\"type\":\"BOOKMARK\"}\n"});
   events->add(std::string("{\"type\":\"DELETED\"}\n"));
   CHECK(events->trySend(ec));
   CHECK(proxy::testing::gunzip(f.drain(eof)) == "{\"type\":\"DELETED\"}\n");
+  // The shared event's member is the frame's, built on first use: every watcher sends it.
+  const std::string& member = proxy::gzipMemberOf(*added);
+  CHECK(&member == &proxy::gzipMemberOf(*added));
+  CHECK(sent.starts_with(member));
 }
 
 TEST_CASE("a reset stream tells the client watch, and fails a waiting flush; cancel fails it at once") {
@@ -333,8 +343,8 @@ TEST_CASE("a reset stream tells the client watch, and fails a waiting flush; can
   f.spawn(startEvents(*f.stream, false, events));
   int gone = 0;
   auto client = f.stream->watchClient([&] { ++gone; });
-  events->add(std::make_shared<const std::string>(std::string(Http2Stream::kSendBufferBytes, 'e')));
-  events->add(std::make_shared<const std::string>(std::string(10, 'e')));
+  events->add(watch::makeFrame(std::string(Http2Stream::kSendBufferBytes, 'e')));
+  events->add(watch::makeFrame(std::string(10, 'e')));
   auto cancelled = f.spawn(flush(*events));
   CHECK_FALSE(cancelled->done);
   events->cancel();
@@ -388,9 +398,9 @@ TEST_CASE("a gathered write batch sends copied, shared and borrowed pieces in or
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
   proxy::io::WriteBatch batch(false);
   const std::string borrowed = "borrowed;";
-  auto shared = std::make_shared<const std::string>("shared;");
+  auto shared = watch::makeFrame("shared;");
   batch.copy("header;");
-  batch.share(shared, *shared);
+  batch.share(shared, shared->bytes());
   batch.borrow(borrowed);
   batch.copy("tail");
   CHECK(batch.bytes() == 27);

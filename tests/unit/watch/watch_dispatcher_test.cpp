@@ -59,12 +59,12 @@ TEST_CASE("A selector watch sees an object entering as ADDED and leaving as DELE
   std::vector<QueuedFrame> frames;
   w->takeAll(frames);
   REQUIRE(frames.size() == 3);
-  CHECK(frames[0].frame->starts_with(R"({"type":"ADDED")"));
-  CHECK(frames[1].frame->starts_with(R"({"type":"MODIFIED")"));
+  CHECK(frames[0].frame->bytes().starts_with(R"({"type":"ADDED")"));
+  CHECK(frames[1].frame->bytes().starts_with(R"({"type":"MODIFIED")"));
   // Leaving: the previous content (app=web) at the RV of the change that removed it.
-  CHECK(frames[2].frame->starts_with(R"({"type":"DELETED")"));
-  CHECK(frames[2].frame->find(R"("app":"web")") != std::string::npos);
-  CHECK(frames[2].frame->find(R"("resourceVersion":"13")") != std::string::npos);
+  CHECK(frames[2].frame->bytes().starts_with(R"({"type":"DELETED")"));
+  CHECK(frames[2].frame->bytes().find(R"("app":"web")") != std::string::npos);
+  CHECK(frames[2].frame->bytes().find(R"("resourceVersion":"13")") != std::string::npos);
   CHECK(frames[2].resource_version == 13);
 }
 

@@ -60,7 +60,7 @@ inline std::vector<std::string> drain(CacheWatcher& w) {
       out.push_back("BOOKMARK@" + std::to_string(f.resource_version));
       continue;
     }
-    const std::string& s = *f.frame;
+    const std::string& s = f.frame->bytes();
     const auto type_begin = s.find(":\"") + 2;
     const std::string type = s.substr(type_begin, s.find('"', type_begin) - type_begin);
     const auto name_begin = s.find(R"("name":")") + 8;

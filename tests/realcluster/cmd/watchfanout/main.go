@@ -4,7 +4,8 @@
 // --per-connection watches, as client-go processes of that many informers), creates pods there at --rate per second for --seconds
 // through --create-kubeconfig, and reports, as one JSON line, how long each ADDED event
 // took from just before its create request to each watcher (p50, p99, max) and how many
-// deliveries arrived. The created time travels in the pod's kcp-bench/created annotation.
+// deliveries arrived, and how many events of any kind but bookmarks. With --ready-file it
+// creates that file once every watch has its answer. The created time travels in the pod's kcp-bench/created annotation.
 package main
 
 import (
@@ -48,6 +49,7 @@ func main() {
 	createKubeconfig := flag.String("create-kubeconfig", "", "kubeconfig the pods are created with")
 	useHTTP2 := flag.Bool("http2", false, "watch over HTTP/2 (ALPN h2; --url must be https)")
 	perConnection := flag.Int("per-connection", 10, "with --http2: watches sharing one connection (one client process)")
+	readyFile := flag.String("ready-file", "", "created once every watch has its answer, before the first pod")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *createKubeconfig)
@@ -84,7 +86,9 @@ func main() {
 
 	var mu sync.Mutex
 	var latencies []time.Duration
-	var deliveries, ready atomic.Int64
+	// deliveries: ADDED events of the created pods; events: every event but bookmarks (the
+	// scheduler's updates too), which is what the server wrote.
+	var deliveries, events, ready atomic.Int64
 	path := fmt.Sprintf("%s/api/v1/namespaces/%s/pods?watch=1&resourceVersion=0&allowWatchBookmarks=true", *url, *namespace)
 	for i := 0; i < *watchers; i++ {
 		client := clientFor(i)
@@ -108,7 +112,11 @@ func main() {
 			for scanner.Scan() {
 				now := time.Now()
 				var ev event
-				if json.Unmarshal(scanner.Bytes(), &ev) != nil || ev.Type != "ADDED" {
+				if json.Unmarshal(scanner.Bytes(), &ev) != nil || ev.Type == "BOOKMARK" {
+					continue
+				}
+				events.Add(1)
+				if ev.Type != "ADDED" {
 					continue
 				}
 				created, err := strconv.ParseInt(ev.Object.Metadata.Annotations["kcp-bench/created"], 10, 64)
@@ -125,6 +133,11 @@ func main() {
 	deadline := time.Now().Add(2 * time.Minute)
 	for ready.Load() < int64(*watchers) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
+	}
+	if *readyFile != "" {
+		if err := os.WriteFile(*readyFile, nil, 0o644); err != nil {
+			log.Fatal(err)
+		}
 	}
 
 	ctx := context.Background()
@@ -157,7 +170,7 @@ func main() {
 		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
 	}
 	out, _ := json.Marshal(map[string]any{
-		"watchers": ready.Load(), "pods": pods, "deliveries": deliveries.Load(), "expected": want,
+		"watchers": ready.Load(), "pods": pods, "deliveries": deliveries.Load(), "events": events.Load(), "expected": want,
 		"p50_ms": pct(0.5), "p99_ms": pct(0.99), "max_ms": pct(1), "http2_watches": h2responses.Load(),
 	})
 	fmt.Println(string(out))
