@@ -4,6 +4,7 @@
 
 #include <simdjson.h>
 
+#include "cache/go_json.h"
 #include "cache/object_extractor.h"
 
 namespace cache {
@@ -17,12 +18,11 @@ Unexpected decodeError(std::string_view what, simdjson::error_code error) {
 }
 
 // `"kind":"Pod","apiVersion":"v1",`: the text spliced after '{' of items that lack it.
+// The values are decoded strings (a list's kind may hold a JSON escape), so they are
+// written as JSON again: spliced raw, a decoded control character made the item invalid.
 std::string typeMetaPrefix(std::string_view kind, std::string_view api_version) {
   if (kind.empty() || api_version.empty()) return {};
-  std::string out;
-  out.reserve(kind.size() + api_version.size() + 27);
-  out.append(R"("kind":")").append(kind).append(R"(","apiVersion":")").append(api_version).append(R"(",)");
-  return out;
+  return R"("kind":)" + goJsonString(kind) + R"(,"apiVersion":)" + goJsonString(api_version) + ",";
 }
 
 }  // namespace

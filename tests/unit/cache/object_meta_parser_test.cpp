@@ -222,6 +222,14 @@ TEST_CASE("A list body yields items with kind/apiVersion spliced in, and the lis
   CHECK(out == R"({"metadata":{"name":"b","namespace":"n","resourceVersion":"8"},"spec":{}})");
   CHECK(list->items[1]->key() == "n/b");
 
+  SUBCASE("a list kind written with an escape gives its items valid JSON (a fuzz finding)") {
+    auto escaped = parser.parseList(R"({"kind":"Widg\tList","apiVersion":"example.com/v2",)"
+                                    R"("metadata":{"resourceVersion":"2"},"items":[{"metadata":{"name":"w","resourceVersion":"2"}}]})");
+    REQUIRE(escaped.has_value());
+    REQUIRE(escaped->items.size() == 1);
+    CHECK(escaped->items[0]->plainBytes() == R"({"kind":"Widg\t","apiVersion":"example.com/v2","metadata":{"name":"w","resourceVersion":"2"}})");
+    CHECK(parser.parseObject(std::string(escaped->items[0]->plainBytes())).has_value());
+  }
   SUBCASE("empty and null item lists") {
     auto empty = parser.parseList(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"3"},"items":[]})");
     REQUIRE(empty.has_value());
