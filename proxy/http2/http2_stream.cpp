@@ -163,8 +163,9 @@ asio::awaitable<void> Http2Stream::writeWhole(ResponseHead head, std::string_vie
 asio::awaitable<void> Http2Stream::writeBody(std::span<const std::string_view> pieces) {
   throwIfFailed();
   if (body_ended_) co_return;  // HEAD, a body-less status, or a sized body already whole
-  size_t total = 0;
-  for (std::string_view p : pieces) total += p.size();
+  size_t whole = 0;
+  for (std::string_view p : pieces) whole += p.size();
+  size_t total = whole;
   if (body_left_) total = std::min<uint64_t>(total, *body_left_);  // never more than announced
   if (total == 0) co_return;
   co_await waitFor(Wait::Room, 1);
@@ -180,10 +181,14 @@ asio::awaitable<void> Http2Stream::writeBody(std::span<const std::string_view> p
   // Large (a list's stored objects): queued where they lie, and the write returns once
   // the socket writes that took them have ended (plain TCP: sendmsg reads them in place)
   // or copied them (TLS).
-  size_t left = total;
-  for (std::string_view p : pieces) {
-    queue_.pushBorrowed(p.substr(0, left));
-    left -= std::min(left, p.size());
+  if (total == whole) {
+    queue_.pushBorrowed(pieces, total);
+  } else {  // cut to what was announced
+    size_t left = total;
+    for (std::string_view p : pieces) {
+      queue_.pushBorrowed(p.substr(0, left));
+      left -= std::min(left, p.size());
+    }
   }
   const uint64_t end = queue_.pushed();
   queued(total);

@@ -30,6 +30,12 @@ void OutboundQueue::pushBorrowed(std::string_view bytes) {
   pieces_.push_back(Piece{nullptr, bytes});
 }
 
+void OutboundQueue::pushBorrowed(std::span<const std::string_view> pieces, size_t total) {
+  if (pieces.empty() || total == 0) return;
+  bytes_ += total;
+  pieces_.push_back(Piece{nullptr, pieces.front(), pieces.subspan(1)});
+}
+
 void OutboundQueue::takeInto(size_t n, WriteBatch& out) {
   n = std::min(n, bytes_);
   bytes_ -= n;
@@ -44,8 +50,14 @@ void OutboundQueue::takeInto(size_t n, WriteBatch& out) {
     }
     n -= k;
     offset_ += k;
-    if (offset_ == pieces_[head_].bytes.size()) {
-      pieces_[head_].owner.reset();
+    Piece& piece = pieces_[head_];
+    while (offset_ == piece.bytes.size() && !piece.rest.empty()) {
+      piece.bytes = piece.rest.front();
+      piece.rest = piece.rest.subspan(1);
+      offset_ = 0;
+    }
+    if (offset_ == piece.bytes.size()) {
+      piece.owner.reset();
       ++head_;
       offset_ = 0;
     }

@@ -413,3 +413,21 @@ TEST_CASE("a gathered write batch sends copied, shared and borrowed pieces in or
   ::close(fds[0]);
   ::close(fds[1]);
 }
+
+TEST_CASE("an outbound queue hands a borrowed span over piece by piece, across takes and empty pieces") {
+  const std::vector<std::string_view> pieces = {"", "abc", "", "defgh", "i", ""};
+  proxy::io::OutboundQueue queue;
+  queue.push(watch::makeFrame("head;"));
+  queue.pushBorrowed(pieces, 9);
+  CHECK(queue.bytes() == 14);
+  proxy::io::WriteBatch batch(true);
+  std::string taken;
+  for (size_t n : {3u, 4u, 6u, 1u}) {  // ends inside "head;", "abc", "defgh" and at the end
+    queue.takeInto(n, batch);
+    taken += std::string(batch.contiguous());
+    batch.clear();
+  }
+  CHECK(taken == "head;abcdefghi");
+  CHECK(queue.empty());
+  CHECK(queue.taken() == 14);
+}
