@@ -77,6 +77,7 @@ class Http2Connection final : public Http2StreamOwner {
     nghttp2_submit_rst_stream(h2_, NGHTTP2_FLAG_NONE, id, error_code);
     wakeWriter();
   }
+  void writeNow() override;
 
  private:
   bool start();

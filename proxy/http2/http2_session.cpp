@@ -148,6 +148,22 @@ asio::awaitable<void> Http2Connection::writeLoop() {
   if (ec) connection_.stream.cancel();
 }
 
+void Http2Connection::writeNow() {
+  // Not over TLS (its bytes go through the asynchronous encryption), and not while the
+  // writer holds a batch: bytes must leave in the order nghttp2 framed them.
+  if (batch_.copying() || !writer_idle_ || ended_ || !batch_.empty()) return;
+  while (true) {
+    if (!gatherFrames()) return wakeWriter();  // the writer meets the failure and ends
+    if (batch_.empty()) return;
+    error_code ec;
+    while (!batch_.empty() && batch_.sendSome(connection_.stream.directDescriptor(), ec) > 0) {
+    }
+    if (!batch_.empty() || ec) return wakeWriter();  // a full socket, or a gone client: the writer's
+    batch_.clear();
+    completeBatch();
+  }
+}
+
 asio::awaitable<void> Http2Connection::writeBatch(error_code& ec) {
   DownstreamStream& stream = connection_.stream;
   // Plain TCP: sendmsg as long as the socket takes bytes, which a client that keeps up

@@ -192,6 +192,7 @@ asio::awaitable<void> Http2Stream::writeBody(std::span<const std::string_view> p
   }
   const uint64_t end = queue_.pushed();
   queued(total);
+  owner_.writeNow();  // a socket that takes it all ends the wait below before it starts
   std::exception_ptr failure;
   try {
     co_await waitFor(Wait::Sent, end);

@@ -51,6 +51,11 @@ class Http2StreamOwner {
   // The request code took `n` bytes of DATA: the client may send as much again.
   virtual void consumed(int32_t id, size_t n) = 0;
   virtual void resetStream(int32_t id, uint32_t error_code) = 0;
+  // Writes what nghttp2 has ready now, on the caller's turn, when the connection's writer
+  // waits for work and the socket takes it all (plain TCP only): a large answer's write
+  // then returns without two trips through the event loop per batch, as HTTP/1.1's
+  // gathered write does. What the socket does not take is left to the writer.
+  virtual void writeNow() = 0;
 };
 
 // Go's WriteTimeout for a write that waits for the client's window, IdleTimeout for a

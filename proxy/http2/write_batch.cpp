@@ -1,6 +1,8 @@
 #include "proxy/http2/write_batch.h"
 
+#include <algorithm>
 #include <climits>
+#include <span>
 
 #include "proxy/http/socket_io.h"
 
@@ -22,10 +24,12 @@ void WriteBatch::copy(std::string_view bytes) {
   arena_.append(bytes);
   bytes_ += bytes.size();
   if (copying_) return;
-  if (!pieces_.empty() && !pieces_.back().data && pieces_.back().offset + pieces_.back().size == offset) {
-    pieces_.back().size += bytes.size();
+  if (!arena_pieces_.empty() && arena_pieces_.back().index + 1 == iov_.size() &&
+      arena_pieces_.back().offset + iov_.back().iov_len == offset) {
+    iov_.back().iov_len += bytes.size();
   } else {
-    pieces_.push_back(Piece{nullptr, offset, bytes.size()});
+    arena_pieces_.push_back(ArenaPiece{iov_.size(), offset});
+    iov_.push_back(iovec{nullptr, bytes.size()});
   }
 }
 
@@ -38,29 +42,29 @@ void WriteBatch::share(const watch::FrameConstSharedPtr& owner, std::string_view
 void WriteBatch::borrow(std::string_view bytes) {
   if (copying_) return copy(bytes);
   if (bytes.empty()) return;
-  pieces_.push_back(Piece{bytes.data(), 0, bytes.size()});
+  iov_.push_back(iovec{const_cast<char*>(bytes.data()), bytes.size()});
   bytes_ += bytes.size();
-}
-
-std::string_view WriteBatch::view(const Piece& piece) const {
-  if (piece.data) return {piece.data, piece.size};
-  return std::string_view(arena_).substr(piece.offset, piece.size);
 }
 
 size_t WriteBatch::sendSome(int fd, boost::system::error_code& ec) {
   ec = {};
   if (bytes_ == 0) return 0;
-  iov_.clear();
   if (copying_) {
     const std::string_view rest = contiguous();
-    iov_.push_back(iovec{const_cast<char*>(rest.data()), rest.size()});
-  } else {
-    for (size_t i = first_; i < pieces_.size() && iov_.size() < kMaxSlices; ++i) {
-      const std::string_view v = view(pieces_[i]).substr(i == first_ ? first_offset_ : 0);
-      iov_.push_back(iovec{const_cast<char*>(v.data()), v.size()});
-    }
+    const iovec whole{const_cast<char*>(rest.data()), rest.size()};
+    const size_t n = proxy::sendSome(fd, std::span(&whole, 1), ec);
+    consume(n);
+    return n;
   }
-  const size_t n = proxy::sendSome(fd, iov_, ec);
+  for (const ArenaPiece& piece : arena_pieces_) iov_[piece.index].iov_base = arena_.data() + piece.offset;
+  // The first piece from where the last send stopped, for this call only: consume()
+  // counts in whole pieces.
+  const iovec first = iov_[first_];
+  iov_[first_].iov_base = static_cast<char*>(first.iov_base) + first_offset_;
+  iov_[first_].iov_len -= first_offset_;
+  const size_t count = std::min(kMaxSlices, iov_.size() - first_);
+  const size_t n = proxy::sendSome(fd, std::span<const iovec>(iov_.data() + first_, count), ec);
+  iov_[first_] = first;
   consume(n);
   return n;
 }
@@ -70,7 +74,7 @@ void WriteBatch::consume(size_t n) {
   sent_ += n;
   if (copying_) return;
   while (n > 0) {
-    const size_t left = pieces_[first_].size - first_offset_;
+    const size_t left = iov_[first_].iov_len - first_offset_;
     if (n < left) {
       first_offset_ += n;
       return;
@@ -87,7 +91,8 @@ void WriteBatch::clear() {
   } else {
     arena_.clear();
   }
-  pieces_.clear();
+  iov_.clear();
+  arena_pieces_.clear();
   owners_.clear();
   bytes_ = sent_ = first_ = first_offset_ = 0;
 }

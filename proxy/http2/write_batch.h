@@ -45,18 +45,18 @@ class WriteBatch {
   void clear();
 
  private:
-  struct Piece {
-    const char* data;  // null: `size` bytes of the arena, from `offset`
-    size_t offset;
-    size_t size;
-  };
-  std::string_view view(const Piece& piece) const;
-
   const bool copying_;
   std::string arena_;
-  std::vector<Piece> pieces_;  // empty for a copying batch: the arena is the batch
-  std::vector<watch::FrameConstSharedPtr> owners_;
+  // A gathered batch's pieces as sendmsg takes them, built as they are added (a LIST's
+  // tens of thousands of pieces are written once, not again per send). The arena may
+  // move while the batch grows, so its pieces get their address at each send.
   std::vector<iovec> iov_;
+  struct ArenaPiece {
+    size_t index;   // into iov_
+    size_t offset;  // into arena_
+  };
+  std::vector<ArenaPiece> arena_pieces_;
+  std::vector<watch::FrameConstSharedPtr> owners_;
   size_t bytes_ = 0;  // not yet sent
   size_t sent_ = 0;   // bytes from the start already sent
   // The first piece not wholly sent, and how much of it was.

@@ -47,6 +47,7 @@ struct RecordingOwner : Http2StreamOwner {
   void resumeData(int32_t) override { ++resumed; }
   void consumed(int32_t, size_t n) override { consumed_bytes += n; }
   void resetStream(int32_t, uint32_t code) override { resets.push_back(code); }
+  void writeNow() override {}
 };
 
 // The outcome of a coroutine run on the fixture's io_context.
@@ -391,43 +392,4 @@ TEST_CASE("a refused body is not read: what arrives opens the window at once") {
   f.stream->addRequestData(reinterpret_cast<const uint8_t*>(part.data()), part.size());
   CHECK(f.owner.consumed_bytes == 200);
   CHECK(f.stream->unconsumedPayload() == 0);
-}
-
-TEST_CASE("a gathered write batch sends copied, shared and borrowed pieces in order, from where they lie") {
-  int fds[2];
-  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
-  proxy::io::WriteBatch batch(false);
-  const std::string borrowed = "borrowed;";
-  auto shared = watch::makeFrame("shared;");
-  batch.copy("header;");
-  batch.share(shared, shared->bytes());
-  batch.borrow(borrowed);
-  batch.copy("tail");
-  CHECK(batch.bytes() == 27);
-  error_code ec;
-  CHECK(batch.sendSome(fds[0], ec) == 27);
-  CHECK(batch.empty());
-  char got[64] = {};
-  CHECK(::read(fds[1], got, sizeof got) == 27);
-  CHECK(std::string(got) == "header;shared;borrowed;tail");
-  ::close(fds[0]);
-  ::close(fds[1]);
-}
-
-TEST_CASE("an outbound queue hands a borrowed span over piece by piece, across takes and empty pieces") {
-  const std::vector<std::string_view> pieces = {"", "abc", "", "defgh", "i", ""};
-  proxy::io::OutboundQueue queue;
-  queue.push(watch::makeFrame("head;"));
-  queue.pushBorrowed(pieces, 9);
-  CHECK(queue.bytes() == 14);
-  proxy::io::WriteBatch batch(true);
-  std::string taken;
-  for (size_t n : {3u, 4u, 6u, 1u}) {  // ends inside "head;", "abc", "defgh" and at the end
-    queue.takeInto(n, batch);
-    taken += std::string(batch.contiguous());
-    batch.clear();
-  }
-  CHECK(taken == "head;abcdefghi");
-  CHECK(queue.empty());
-  CHECK(queue.taken() == 14);
 }
