@@ -219,6 +219,7 @@ asio::awaitable<void> Http2Stream::releaseBorrowed() {
 }
 
 asio::awaitable<void> Http2Stream::endBody() {
+  if (body_ended_ && answer_sent_) co_return;  // all of it is out; its stream may have closed since
   throwIfFailed();
   if (body_ended_ || body_left_) co_return;  // a sized body ends with its last byte
   body_ended_ = true;
@@ -302,6 +303,10 @@ asio::awaitable<void> Http2Stream::waitFor(Wait what, uint64_t mark) {
   const auto deadline =
       asio::steady_timer::clock_type::now() + (what == Wait::RequestData ? timeouts_.idle : timeouts_.write);
   while (true) {
+    // Bytes the socket took stay sent: the END_STREAM of an answer's last frame closes
+    // its stream as it goes out, and that write did not fail (the request is counted as
+    // answered, not as a client gone).
+    if (what == Wait::Sent && ready(what, mark)) co_return;
     throwIfFailed();
     if (ready(what, mark)) co_return;
     wake_.expires_at(deadline);

@@ -248,6 +248,29 @@ class Http2Test(unittest.TestCase):
         self.assertRegex(metrics, r'kube_cache_proxy_http2_connections_total\{negotiation="prior_knowledge"\} [1-9]')
         self.assertRegex(metrics, r"kube_cache_proxy_http2_streams_total [3-9]|kube_cache_proxy_http2_streams_total \d\d")
 
+    def test_a_large_answer_whose_end_closes_its_stream_is_counted_as_answered(self):
+        """A LIST larger than a stream's queue is written from where it lies, and its last
+        frame's END_STREAM closes the stream as it goes out: the request is still one
+        answered LIST (it was counted as a client gone, and not at all in requests_total)."""
+        for i in range(4):  # ~240 KB of configmaps: past the stream's 64 KiB queue
+            clients.request(self.upstream + "/api/v1/namespaces/default/configmaps", "POST",
+                            configmap("large-answer-%d" % i, 60000))
+        path = "/api/v1/namespaces/default/configmaps?resourceVersion=0"
+        harness.wait_for(lambda: len(http11(self.plain.port, path)[2]) > 240000, timeout=10, message="cached")
+
+        def lists():
+            metrics = http11(self.plain.port, "/metrics")[2].decode()
+            return sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+                       if line.startswith("kube_cache_proxy_requests_total{") and 'code="200"' in line
+                       and 'verb="list"' in line and 'resource="configmaps"' in line)
+        before = lists()
+        client = self.h2()
+        for _ in range(3):
+            got = client.get(path)
+            self.assertEqual(got.status, 200)
+            self.assertGreater(len(got.data), 240000)
+        self.assertEqual(lists() - before, 3)
+
 
 if __name__ == "__main__":
     unittest.main()
