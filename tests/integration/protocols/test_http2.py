@@ -256,7 +256,10 @@ class Http2Test(unittest.TestCase):
             clients.request(self.upstream + "/api/v1/namespaces/default/configmaps", "POST",
                             configmap("large-answer-%d" % i, 60000))
         path = "/api/v1/namespaces/default/configmaps?resourceVersion=0"
-        harness.wait_for(lambda: len(http11(self.plain.port, path)[2]) > 240000, timeout=10, message="cached")
+        # A GET, not a LIST, waits for the cache: a request is counted just after its
+        # answer, so a LIST here could be counted after `before` was read.
+        harness.wait_for(lambda: http11(self.plain.port, "/api/v1/namespaces/default/configmaps/large-answer-3"
+                                        "?resourceVersion=0")[0] == 200, timeout=10, message="cached")
 
         def lists():
             metrics = http11(self.plain.port, "/metrics")[2].decode()
@@ -269,6 +272,7 @@ class Http2Test(unittest.TestCase):
             got = client.get(path)
             self.assertEqual(got.status, 200)
             self.assertGreater(len(got.data), 240000)
+        harness.wait_for(lambda: lists() - before >= 3, timeout=10, message="the three LISTs counted")
         self.assertEqual(lists() - before, 3)
 
 
