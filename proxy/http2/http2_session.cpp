@@ -156,9 +156,9 @@ void Http2Connection::writeNow() {
     if (!gatherFrames()) return wakeWriter();  // the writer meets the failure and ends
     if (batch_.empty()) return;
     error_code ec;
-    while (!batch_.empty() && batch_.sendSome(connection_.stream.directDescriptor(), ec) > 0) {
+    if (!batch_.sendWhileTaken(connection_.stream.directDescriptor(), ec) || ec) {
+      return wakeWriter();  // a full socket, or a gone client: the writer's
     }
-    if (!batch_.empty() || ec) return wakeWriter();  // a full socket, or a gone client: the writer's
     batch_.clear();
     completeBatch();
   }
@@ -168,11 +168,7 @@ asio::awaitable<void> Http2Connection::writeBatch(error_code& ec) {
   DownstreamStream& stream = connection_.stream;
   // Plain TCP: sendmsg as long as the socket takes bytes, which a client that keeps up
   // leaves it doing; the event loop only for a full send buffer.
-  if (!batch_.copying()) {
-    while (!batch_.empty() && batch_.sendSome(stream.directDescriptor(), ec) > 0) {
-    }
-    if (batch_.empty() || ec) co_return;
-  }
+  if (!batch_.copying() && (batch_.sendWhileTaken(stream.directDescriptor(), ec) || ec)) co_return;
   // A client that stops reading the whole connection gets the write timeout, as a
   // connection of HTTP/1.1 would; one that stops reading a stream stalls only that one.
   write_guard_.expires_after(server_.options.write_timeout);
@@ -184,8 +180,7 @@ asio::awaitable<void> Http2Connection::writeBatch(error_code& ec) {
   } else {
     while (!batch_.empty() && !ec) {
       co_await stream.socket().async_wait(asio::socket_base::wait_write, redirect_error(use_awaitable, ec));
-      while (!ec && !batch_.empty() && batch_.sendSome(stream.directDescriptor(), ec) > 0) {
-      }
+      if (!ec) batch_.sendWhileTaken(stream.directDescriptor(), ec);
     }
   }
   write_guard_.cancel();

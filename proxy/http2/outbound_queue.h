@@ -26,7 +26,7 @@ class OutboundQueue {
   // is cleared before they were taken).
   void pushBorrowed(std::string_view bytes);
   // The same for a large write's pieces, `total` bytes in all: one entry for the whole
-  // span (the caller keeps the span too), not one per piece, which at a LIST's 40,000
+  // span (the caller keeps the span too), not one per piece, which at a LIST's 30,000
   // pieces was most of what HTTP/2 cost over HTTP/1.1's gathered write.
   void pushBorrowed(std::span<const std::string_view> pieces, size_t total);
 

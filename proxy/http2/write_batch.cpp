@@ -69,6 +69,12 @@ size_t WriteBatch::sendSome(int fd, boost::system::error_code& ec) {
   return n;
 }
 
+bool WriteBatch::sendWhileTaken(int fd, boost::system::error_code& ec) {
+  while (!empty() && sendSome(fd, ec) > 0) {
+  }
+  return empty();
+}
+
 void WriteBatch::consume(size_t n) {
   bytes_ -= n;
   sent_ += n;

@@ -39,6 +39,9 @@ class WriteBatch {
   // with `ec` clear when the socket's send buffer is full, with `ec` set when the client
   // is gone.
   size_t sendSome(int fd, boost::system::error_code& ec);
+  // sendSome until the batch is empty, the send buffer is full or the client is gone
+  // (`ec`); true when all of it is sent.
+  bool sendWhileTaken(int fd, boost::system::error_code& ec);
   // A copying batch's bytes, after `sent` of them.
   std::string_view contiguous() const { return std::string_view(arena_).substr(sent_); }
   void consume(size_t n);

@@ -131,7 +131,8 @@ class WebSocketEventWriter final : public EventWriter {
       // A protobuf frame of the HTTP stream is a 4-byte length and a bare WatchEvent; a
       // message is the bare WatchEvent (handlers/watch.go's websocketFramer). A JSON
       // frame is the event's line, newline included, as the apiserver sends it.
-      const std::string_view payload = binary_ ? std::string_view(frame->bytes()).substr(4) : std::string_view(frame->bytes());
+      const std::string_view bytes = frame->bytes();
+      const std::string_view payload = binary_ ? bytes.substr(4) : bytes;
       conn_.connection().expires_after(write_timeout_);
       co_await ws.async_write(asio::buffer(payload.data(), payload.size()), use_awaitable);
       conn_.connection().expires_never();
